@@ -1,0 +1,115 @@
+import Glibc
+import Synchronization
+
+/// The `lock` file: writer lock, generation counter and reader table, shared by every process that
+/// opens the store.
+///
+/// Layout (all integers little-endian, atomics naturally aligned):
+///
+///     0    u64 magic "STRATALK"          64   Atomic u64 generation (last committed transaction)
+///     8    u32 lock format version       128  Atomic u32 writer pid (0 = no writer)
+///     12   u32 reader slot count         136  Atomic u64 writer lock taken at (ns since 1970)
+///     16   u32 data page size            192  Atomic u64 last commit time (ns since 1970)
+///     24   u64 data file inode           200  Atomic u64 writer's oldest pinned snapshot
+///     4096 reader slots, 64 bytes each (see `ReaderTable`)
+///
+/// Byte-range locks (OFD, never on data the processes read): byte 0 is the writer lock, byte 1
+/// serializes set-up, byte 2 is held shared by every open handle (exclusive means "nobody else has
+/// the store open", which is when the file may be reset), and each reader slot's first byte is held
+/// exclusively by the handle that owns the slot: a slot whose byte can be locked has no live owner.
+final class LockFile: @unchecked Sendable {
+    static let magic: UInt64 = 0x4B4C_4154_4152_5453 // "STRATALK"
+    static let formatVersion: UInt32 = 1
+    static let slotsOffset = 4096
+    static let slotSize = 64
+
+    static let writerLockByte: Int64 = 0
+    static let setupLockByte: Int64 = 1
+    static let openHandlesByte: Int64 = 2
+
+    private static let generationOffset = 64
+    private static let writerPIDOffset = 128
+    private static let writerSinceOffset = 136
+    private static let lastCommitTimeOffset = 192
+    private static let oldestPinnedOffset = 200
+
+    let file: PosixFile
+    let memory: SharedMemory
+    let slotCount: Int
+
+    var generation: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.generationOffset) }
+    var writerPID: UnsafeMutablePointer<Atomic<UInt32>> { memory.atomic32(at: LockFile.writerPIDOffset) }
+    var writerSince: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.writerSinceOffset) }
+    var lastCommitTime: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.lastCommitTimeOffset) }
+    var oldestPinned: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.oldestPinnedOffset) }
+
+    static func byteCount(slots: Int) -> Int { slotsOffset + slots * slotSize }
+
+    /// Opens (creating if needed) the lock file and joins the set of open handles. When no other
+    /// handle has the store open, the file is (re)initialized: stale generation and reader slots
+    /// left by processes that died are discarded and the generation is set from `committedGeneration`.
+    /// Runs under the set-up lock so two openers never initialize concurrently.
+    init(path: String, requestedSlots: Int, pageSize: Int, dataInode: UInt64, fileMode: mode_t,
+         committedGeneration: () throws -> UInt64) throws {
+        let file = try PosixFile(path: path, flags: O_RDWR | O_CREAT, mode: fileMode)
+        try file.lockWaiting(offset: LockFile.setupLockByte)
+        defer { file.unlock(offset: LockFile.setupLockByte) }
+
+        let alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
+        var header = [UInt8](repeating: 0, count: 32)
+        let headerBytes = try header.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: 32, at: 0) }
+        let existingMagic = header.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        let existingVersion = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self) }
+        let existingSlots = Int(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) })
+        let existingInode = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self) }
+        let existingSize = try file.size()
+        let headerValid = headerBytes == 32 && existingMagic == LockFile.magic && existingVersion == LockFile.formatVersion
+            && existingSlots > 0 && existingSlots <= 1 << 16 && existingInode == dataInode
+            && existingSize >= UInt64(LockFile.byteCount(slots: existingSlots))
+
+        if alone {
+            // Nobody else has the store open: start from a clean table.
+            let slots = max(1, min(requestedSlots, 1 << 16))
+            let size = LockFile.byteCount(slots: slots)
+            try file.setSize(0)
+            try file.setSize(UInt64(size))
+            let memory = try SharedMemory(file: file, length: size)
+            memory.zero(from: 0, count: size)
+            let generation = try committedGeneration()
+            var fresh = [UInt8](repeating: 0, count: 32)
+            fresh.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: LockFile.magic, toByteOffset: 0, as: UInt64.self)
+                raw.storeBytes(of: LockFile.formatVersion, toByteOffset: 8, as: UInt32.self)
+                raw.storeBytes(of: UInt32(slots), toByteOffset: 12, as: UInt32.self)
+                raw.storeBytes(of: UInt32(pageSize), toByteOffset: 16, as: UInt32.self)
+                raw.storeBytes(of: dataInode, toByteOffset: 24, as: UInt64.self)
+            }
+            try fresh.withUnsafeBytes { try file.write($0, at: 0) }
+            memory.atomic64(at: LockFile.generationOffset).pointee.store(generation, ordering: .releasing)
+            // Downgrade to shared: other handles may now join.
+            guard try file.tryLock(offset: LockFile.openHandlesByte, exclusive: false) else {
+                throw StrataError.misuse("could not downgrade the lock file's open-handle lock")
+            }
+            self.file = file
+            self.memory = memory
+            slotCount = slots
+        } else {
+            guard headerValid else {
+                if existingMagic != LockFile.magic && headerBytes > 0 {
+                    throw StrataError.notAStore(path: path, reason: "the lock file was not written by Strata")
+                }
+                throw StrataError.notAStore(path: path, reason: "the lock file is in use but does not match this data file (format \(existingVersion), inode \(existingInode))")
+            }
+            guard try file.tryLock(offset: LockFile.openHandlesByte, exclusive: false) else {
+                throw StrataError.misuse("could not join the store's open handles")
+            }
+            self.file = file
+            memory = try SharedMemory(file: file, length: LockFile.byteCount(slots: existingSlots))
+            slotCount = existingSlots
+        }
+    }
+
+    func close() { file.close() }
+
+    static func slotLockByte(_ slot: Int) -> Int64 { Int64(slotsOffset + slot * slotSize) }
+}

@@ -1,0 +1,238 @@
+import Glibc
+import Synchronization
+
+/// A store: the `data` page file and the `lock` coordination file in one directory, shared by one
+/// writer process and any number of reader processes.
+///
+/// ```swift
+/// let db = try Database(path: "library.strata")
+/// try db.write { tx in
+///     let books = try tx.openOrCreateTree("books")
+///     try tx.put("isbn:42", "Dune", in: books)
+/// }
+/// try db.read { tx in try tx.get("isbn:42", in: tx.tree("books")) }
+/// ```
+public final class Database: Sendable {
+    public let path: String
+    public let mode: AccessMode
+    public let pageSize: Int
+    let options: DatabaseOptions
+    let dataFile: PosixFile
+    let io: any DataFileIO
+    let mapping: FileMapping
+    let lockFile: LockFile
+    let readers: ReaderTable
+    let writer: WriterSession?
+    private let closed = Atomic<Bool>(false)
+
+    /// State only the write path touches, always under `lock`.
+    final class WriterSession: @unchecked Sendable {
+        let lock = BlockingLock()
+        /// The thread running a write transaction (to refuse nested writes instead of deadlocking).
+        let owner = Atomic<UInt>(0)
+        var committed: MetaPage
+        var fileSize: UInt64
+        var lastReap: UInt64 = 0
+
+        init(committed: MetaPage, fileSize: UInt64) {
+            self.committed = committed
+            self.fileSize = fileSize
+        }
+    }
+
+    /// Opens (and, read-write, creates if missing) the store at `path`.
+    public init(path: String, mode: AccessMode = .readWrite, options: DatabaseOptions = DatabaseOptions()) throws {
+        guard PageLayout.isValidPageSize(options.pageSize) else {
+            throw StrataError.misuse("page size \(options.pageSize) is not a power of two in 4096...32768")
+        }
+        self.path = path
+        self.mode = mode
+        self.options = options
+        let canCreate = mode == .readWrite && options.createIfMissing
+        try StoreDirectory.prepare(path: path, create: canCreate, fileMode: options.fileMode)
+        let dataPath = path + "/data"
+        if canCreate { try StoreDirectory.createDataFileIfMissing(at: dataPath, pageSize: options.pageSize, fileMode: options.fileMode) }
+
+        do {
+            dataFile = try PosixFile(path: dataPath, flags: mode == .readWrite ? O_RDWR : O_RDONLY)
+        } catch StrataError.io(_, _, let code) where code == ENOENT {
+            throw StrataError.notAStore(path: path, reason: "it has no data file (open it read-write to create a store)")
+        }
+        io = options.dataFileIO?(dataFile) ?? dataFile
+        let status = try dataFile.status()
+        let inode = UInt64(status.st_ino)
+        var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+        let committedGeneration = newest.transactionID
+        lockFile = try LockFile(path: path + "/lock", requestedSlots: options.readerSlots, pageSize: newest.pageSize,
+                                dataInode: inode, fileMode: options.fileMode) { committedGeneration }
+        pageSize = newest.pageSize
+        readers = ReaderTable(lockFile: lockFile)
+
+        var fileSize = try dataFile.size()
+        if mode == .readWrite {
+            try Database.acquireWriterLock(lockFile, path: path, wait: options.writerLockWait)
+            // A previous writer may have committed between our first look and the lock.
+            newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+            fileSize = try dataFile.size()
+            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
+            lockFile.writerSince.pointee.store(Clock.wallNanoseconds(), ordering: .releasing)
+            // Publishing here also finishes the commit of a writer that died between writing its
+            // meta and publishing it.
+            lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
+            writer = WriterSession(committed: newest, fileSize: fileSize)
+        } else {
+            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            writer = nil
+        }
+        mapping = try FileMapping(file: dataFile, minimumLength: Int(fileSize))
+        if mode == .readWrite { readers.reapDeadReaders() }
+    }
+
+    deinit {
+        close()
+        readers.releaseOwnedSlots(onlyIdle: false)
+        lockFile.close()
+        dataFile.close()
+    }
+
+    private static func acquireWriterLock(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
+        if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
+        let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
+        switch wait {
+        case .fail:
+            throw StrataError.writerLocked(path: path, holderPID: holder())
+        case .forever:
+            try lockFile.file.lockWaiting(offset: LockFile.writerLockByte)
+        case .wait(let seconds):
+            let deadline = Clock.monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
+            var pause: UInt32 = 500
+            while Clock.monotonicNanoseconds() < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 20_000)
+                if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
+            }
+            throw StrataError.writerLockTimedOut(path: path, holderPID: holder(), seconds: seconds)
+        }
+    }
+
+    /// Releases the writer lock (read-write handles) and idle reader slots. Transactions already
+    /// running may finish; new ones throw `StrataError.closed`.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let writer {
+            writer.lock.withLock {
+                lockFile.writerPID.pointee.store(0, ordering: .releasing)
+                lockFile.file.unlock(offset: LockFile.writerLockByte)
+            }
+        }
+        readers.releaseOwnedSlots(onlyIdle: true)
+    }
+
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    func checkOpen() throws {
+        guard !closed.load(ordering: .acquiring) else { throw StrataError.closed(what: "store handle for \(path)") }
+    }
+
+    /// The id of the last committed transaction: one atomic load from shared memory, valid in every
+    /// process that has the store open. It only grows.
+    public var generation: UInt64 { lockFile.generation.pointee.load(ordering: .acquiring) }
+
+    /// The wall-clock time (ns since 1970) of the last commit, as published by the writer.
+    public var lastCommitTime: UInt64 { lockFile.lastCommitTime.pointee.load(ordering: .acquiring) }
+
+    // MARK: Reading
+
+    /// Begins a read transaction on the latest committed generation. End it with `end()` (deinit
+    /// also ends it); a long-lived one keeps the writer from reusing the pages it can reach.
+    public func beginRead() throws -> ReadTransaction {
+        try checkOpen()
+        let slot = try readers.acquireSlot()
+        do {
+            let meta = try snapshotMeta(slot: slot)
+            let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
+            let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false)
+            return ReadTransaction(database: self, access: access, meta: meta, slot: slot)
+        } catch {
+            readers.releaseSlot(slot)
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction that ends when it returns.
+    public func read<Result>(_ body: (ReadTransaction) throws -> Result) throws -> Result {
+        let transaction = try beginRead()
+        defer { transaction.end() }
+        return try body(transaction)
+    }
+
+    /// Registers `slot` on the current generation and returns that generation's meta.
+    private func snapshotMeta(slot: Int) throws -> MetaPage {
+        let metaBase = try mapping.base(covering: 2 * pageSize)
+        return try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
+            var attempts = 0
+            while true {
+                let generation = lockFile.generation.pointee.load(ordering: .acquiring)
+                readers.publish(slot: slot, generation: generation, pageCount: 0)
+                if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
+                    // The writer may be rewriting the other meta, never this one: copy, then validate.
+                    memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
+                    if case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
+                       meta.transactionID == generation {
+                        readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
+                        return meta
+                    }
+                }
+                attempts += 1
+                if attempts > 100 { sched_yield() }
+                if attempts > 20_000 {
+                    throw StrataError.corruptMeta(path: path, reason: "the meta of published generation \(generation) does not validate")
+                }
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in the write transaction and commits it; if `body` throws, nothing is written.
+    /// Other writers in this process wait; a nested call throws `misuse`.
+    public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
+        try checkOpen()
+        guard let writer else { throw StrataError.readOnly }
+        let thread = UInt(pthread_self())
+        guard writer.owner.load(ordering: .relaxed) != thread else {
+            throw StrataError.misuse("write transactions cannot be nested; use the transaction you already have")
+        }
+        return try writer.lock.withLock {
+            writer.owner.store(thread, ordering: .relaxed)
+            defer { writer.owner.store(0, ordering: .relaxed) }
+            try checkOpen()
+            let transaction = try beginWrite(writer)
+            do {
+                let result = try body(transaction)
+                try transaction.commit(session: writer)
+                return result
+            } catch {
+                transaction.abort()
+                throw error
+            }
+        }
+    }
+
+    private func beginWrite(_ writer: WriterSession) throws -> WriteTransaction {
+        let base = writer.committed
+        var oldest = readers.oldestSnapshot()
+        let now = Clock.monotonicNanoseconds()
+        if let pinned = oldest, pinned < base.transactionID, now - writer.lastReap > 1_000_000_000 {
+            // Someone pins an old snapshot: make sure it is not a dead process.
+            writer.lastReap = now
+            if readers.reapDeadReaders() > 0 { oldest = readers.oldestSnapshot() }
+        }
+        lockFile.oldestPinned.pointee.store(oldest ?? 0, ordering: .relaxed)
+        let limit = min(base.transactionID, oldest ?? base.transactionID)
+        let mapBase = try mapping.base(covering: Int(base.pageCount) * pageSize)
+        let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true)
+        return WriteTransaction(database: self, access: access, base: base, reuseLimit: limit)
+    }
+}

@@ -1,0 +1,51 @@
+import Glibc
+
+/// How a handle opens a store.
+public enum AccessMode: Sendable, Equatable {
+    /// The one writer. Takes the writer lock for the life of the handle.
+    case readWrite
+    /// A reader: cannot write, does not take the writer lock.
+    case readOnly
+}
+
+/// What a commit waits for before it returns. Every mode keeps the store consistent after a
+/// process crash (the kernel still writes what was handed to it); they differ on power loss.
+public enum Durability: Sendable, Equatable {
+    /// Data pages are synced, then the meta page is written and synced: a commit that returned
+    /// survives power loss. Two `fdatasync` calls per commit.
+    case full
+    /// Data pages are synced, the meta is not: after a power loss the store opens at the last
+    /// commit whose meta reached the disk (possibly the previous one), always consistent.
+    case noMetaSync
+    /// Nothing is synced: survives process crashes; a power loss may lose recent commits and, if the
+    /// disk reorders writes, can leave the newest meta pointing at pages that never reached it
+    /// (detected by page checksums; the store then needs a restore from a backup).
+    case none
+}
+
+/// What to do when another handle holds the writer lock.
+public enum WriterLockWait: Sendable, Equatable {
+    /// Fail at once with `StrataError.writerLocked` naming the holder's pid.
+    case fail
+    /// Wait up to this many seconds, then fail with `writerLockTimedOut`.
+    case wait(seconds: Double)
+    /// Wait until the writer closes or dies (a standby writer).
+    case forever
+}
+
+public struct DatabaseOptions: Sendable {
+    /// Page size for a new store (power of two, 4096...32768). An existing store keeps its own.
+    public var pageSize: Int = max(PageLayout.minimumPageSize, min(PageLayout.maximumPageSize, Int(sysconf(Int32(_SC_PAGESIZE)))))
+    public var durability: Durability = .full
+    /// Create the store if it does not exist (read-write only).
+    public var createIfMissing = true
+    /// Reader slots in a new lock file (the table is sized when the first handle opens the store).
+    public var readerSlots = 256
+    /// Permissions of files and the directory created for a new store.
+    public var fileMode: mode_t = 0o600
+    public var writerLockWait: WriterLockWait = .fail
+    /// Test seam: substitutes the data file's write path (fault injection, power-loss simulation).
+    var dataFileIO: (@Sendable (PosixFile) -> any DataFileIO)?
+
+    public init() {}
+}

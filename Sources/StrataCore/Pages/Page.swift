@@ -1,0 +1,155 @@
+import Glibc
+
+/// A read-only, bounds-checked view of one B+tree page (in the shared mapping or a dirty buffer).
+///
+/// Nothing read from a page is trusted: `Page.init(validating:)` checks the header, and every node
+/// accessor checks that the node and its key and inline value lie inside the page. A violation is a
+/// `StrataError.corruptPage`, never an out-of-bounds read.
+struct Page {
+    let base: UnsafeRawPointer
+    let size: Int
+    let number: UInt64
+    let kind: PageKind
+    let count: Int
+
+    /// Validates the header of page `number` located at `base`.
+    init(validating base: UnsafeRawPointer, size: Int, number: UInt64) throws {
+        self.base = base
+        self.size = size
+        self.number = number
+        let storedNumber = base.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+        guard storedNumber == number else {
+            throw StrataError.corruptPage(page: number, reason: "header names page \(storedNumber)")
+        }
+        guard let kind = PageKind(rawValue: base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)),
+              kind == .branch || kind == .leaf else {
+            throw StrataError.corruptPage(page: number, reason: "not a tree page")
+        }
+        self.kind = kind
+        let count = Int(base.loadUnaligned(fromByteOffset: PageLayout.countOffset, as: UInt16.self))
+        let lower = Int(base.loadUnaligned(fromByteOffset: PageLayout.lowerOffset, as: UInt16.self))
+        let upper = Int(base.loadUnaligned(fromByteOffset: PageLayout.upperOffset, as: UInt16.self))
+        guard lower == PageLayout.headerSize + 2 * count, lower <= upper, upper <= size, count > 0 || kind == .leaf else {
+            throw StrataError.corruptPage(page: number, reason: "slot array (count \(count), lower \(lower), upper \(upper)) is inconsistent")
+        }
+        self.count = count
+    }
+
+    var isLeaf: Bool { kind == .leaf }
+    var transactionID: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) }
+    var upper: Int { Int(base.loadUnaligned(fromByteOffset: PageLayout.upperOffset, as: UInt16.self)) }
+    var lower: Int { PageLayout.headerSize + 2 * count }
+    /// Bytes used by nodes and their slots.
+    var usedSpace: Int { size - upper + 2 * count }
+
+    @inline(__always) func nodeOffset(_ index: Int) throws -> Int {
+        let offset = Int(base.loadUnaligned(fromByteOffset: PageLayout.headerSize + 2 * index, as: UInt16.self))
+        guard offset >= lower, offset < size else {
+            throw StrataError.corruptPage(page: number, reason: "node \(index) offset \(offset) outside the heap")
+        }
+        return offset
+    }
+
+    // MARK: Leaf nodes
+
+    struct LeafNode {
+        let key: UnsafeRawBufferPointer
+        let flags: UInt8
+        let valueLength: Int
+        /// Inline value bytes, or the 8-byte overflow page number when `isOverflow`.
+        let payload: UnsafeRawPointer
+        var isOverflow: Bool { flags & LeafFlags.overflow != 0 }
+        var overflowPage: UInt64 { payload.loadUnaligned(as: UInt64.self) }
+        /// Bytes the node occupies in the heap.
+        var storedSize: Int { PageLayout.leafNodeHeader + key.count + (isOverflow ? 8 : valueLength) }
+    }
+
+    @inline(__always) func leaf(_ index: Int) throws -> LeafNode {
+        let offset = try nodeOffset(index)
+        guard offset + PageLayout.leafNodeHeader <= size else {
+            throw StrataError.corruptPage(page: number, reason: "leaf node \(index) header crosses the page end")
+        }
+        let flags = base.load(fromByteOffset: offset, as: UInt8.self)
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
+        let valueLength = Int(base.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+        let keyStart = offset + PageLayout.leafNodeHeader
+        let payloadLength = flags & LeafFlags.overflow != 0 ? 8 : valueLength
+        guard keyStart + keyLength + payloadLength <= size else {
+            throw StrataError.corruptPage(page: number, reason: "leaf node \(index) crosses the page end")
+        }
+        return LeafNode(key: UnsafeRawBufferPointer(start: base + keyStart, count: keyLength),
+                        flags: flags, valueLength: valueLength, payload: base + keyStart + keyLength)
+    }
+
+    @inline(__always) func leafKey(_ index: Int) throws -> UnsafeRawBufferPointer {
+        let offset = try nodeOffset(index)
+        guard offset + PageLayout.leafNodeHeader <= size else {
+            throw StrataError.corruptPage(page: number, reason: "leaf node \(index) header crosses the page end")
+        }
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
+        let keyStart = offset + PageLayout.leafNodeHeader
+        guard keyStart + keyLength <= size else {
+            throw StrataError.corruptPage(page: number, reason: "leaf key \(index) crosses the page end")
+        }
+        return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
+    }
+
+    // MARK: Branch nodes
+
+    @inline(__always) func branchKey(_ index: Int) throws -> UnsafeRawBufferPointer {
+        let offset = try nodeOffset(index)
+        guard offset + PageLayout.branchNodeHeader <= size else {
+            throw StrataError.corruptPage(page: number, reason: "branch node \(index) header crosses the page end")
+        }
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 8, as: UInt16.self))
+        let keyStart = offset + PageLayout.branchNodeHeader
+        guard keyStart + keyLength <= size else {
+            throw StrataError.corruptPage(page: number, reason: "branch key \(index) crosses the page end")
+        }
+        return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
+    }
+
+    @inline(__always) func child(_ index: Int) throws -> UInt64 {
+        let offset = try nodeOffset(index)
+        guard offset + PageLayout.branchNodeHeader <= size else {
+            throw StrataError.corruptPage(page: number, reason: "branch node \(index) header crosses the page end")
+        }
+        return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+    }
+
+    // MARK: Search
+
+    /// Leaf: the first index whose key is >= `key`, and whether it is equal.
+    /// Branch: the child index to descend into (the last key <= `key`; key 0 is minus infinity).
+    @inline(__always) func search(_ key: UnsafeRawBufferPointer) throws -> (index: Int, exact: Bool) {
+        if kind == .leaf {
+            var low = 0, high = count
+            while low < high {
+                let middle = (low &+ high) >> 1
+                let c = compareKeys(try leafKey(middle), key)
+                if c < 0 { low = middle + 1 } else if c > 0 { high = middle } else { return (middle, true) }
+            }
+            return (low, false)
+        }
+        // Branch: binary search over keys 1..<count.
+        var low = 1, high = count
+        while low < high {
+            let middle = (low &+ high) >> 1
+            let c = compareKeys(try branchKey(middle), key)
+            if c <= 0 { low = middle + 1 } else { high = middle }
+        }
+        let index = low - 1
+        let exact = index > 0 ? compareKeys(try branchKey(index), key) == 0 : false
+        return (index, exact)
+    }
+}
+
+/// memcmp order; a proper prefix sorts first.
+@inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let common = min(a.count, b.count)
+    if common > 0 {
+        let result = memcmp(a.baseAddress!, b.baseAddress!, common)
+        if result != 0 { return Int(result) }
+    }
+    return a.count - b.count
+}

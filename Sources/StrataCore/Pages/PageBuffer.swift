@@ -1,0 +1,176 @@
+import Glibc
+
+/// Memory owned by a write transaction for one dirty page (or one overflow run of pages).
+///
+/// Dirty pages live here, never in the shared mapping: the mapping is read-only, and a page that a
+/// committed snapshot can reach is never modified (copy-on-write). The buffer is written to the file
+/// at commit. All editing of slotted pages happens through the methods below, which keep the
+/// invariant `32 + 2 * count == lower <= upper <= pageSize` and a heap with no holes.
+final class PageBuffer {
+    let memory: UnsafeMutableRawPointer
+    let pageSize: Int
+    let pageCount: Int
+    private(set) var number: UInt64
+
+    init(pageSize: Int, pageCount: Int = 1, number: UInt64) {
+        self.pageSize = pageSize
+        self.pageCount = pageCount
+        self.number = number
+        memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize * pageCount, alignment: 64)
+    }
+
+    deinit { memory.deallocate() }
+
+    var byteCount: Int { pageSize * pageCount }
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory, count: byteCount) }
+
+    func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
+
+    // MARK: Header
+
+    private func load16(_ offset: Int) -> Int { Int(memory.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
+    private func store16(_ value: Int, _ offset: Int) { memory.storeBytes(of: UInt16(value), toByteOffset: offset, as: UInt16.self) }
+
+    var count: Int { load16(PageLayout.countOffset) }
+    var kind: PageKind? { PageKind(rawValue: memory.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) }
+    private var lower: Int { PageLayout.headerSize + 2 * count }
+    private var upper: Int { load16(PageLayout.upperOffset) }
+    var freeSpace: Int { upper - lower }
+    var usedSpace: Int { pageSize - PageLayout.headerSize - freeSpace }
+
+    func initializeTreePage(kind: PageKind) {
+        memset(memory, 0, PageLayout.headerSize)
+        memory.storeBytes(of: number, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+        memory.storeBytes(of: kind.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
+        store16(0, PageLayout.countOffset)
+        store16(PageLayout.headerSize, PageLayout.lowerOffset)
+        store16(pageSize, PageLayout.upperOffset)
+    }
+
+    /// Copies a committed page into this buffer and renames it (the copy-on-write step).
+    func copy(from source: UnsafeRawPointer, renumberAs newNumber: UInt64) {
+        memcpy(memory, source, pageSize)
+        number = newNumber
+        memory.storeBytes(of: newNumber, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+    }
+
+    func setTransaction(_ id: UInt64) {
+        memory.storeBytes(of: id, toByteOffset: PageLayout.transactionOffset, as: UInt64.self)
+    }
+
+    /// Stores the checksum of the page (or overflow run); called once per dirty page at commit.
+    func seal() {
+        memory.storeBytes(of: PageBuffer.checksum(of: UnsafeRawPointer(memory), byteCount: byteCount),
+                          toByteOffset: PageLayout.checksumOffset, as: UInt64.self)
+    }
+
+    static func checksum(of base: UnsafeRawPointer, byteCount: Int) -> UInt64 {
+        let seed = base.loadUnaligned(as: UInt64.self) ^ (base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 31)
+        return Checksum.hash(base + 24, count: byteCount - 24, seed: seed)
+    }
+
+    // MARK: Nodes
+
+    private func offset(_ index: Int) -> Int { load16(PageLayout.headerSize + 2 * index) }
+
+    /// Bytes node `index` occupies in the heap (not counting its 2-byte slot).
+    func nodeSize(_ index: Int) -> Int {
+        let offset = offset(index)
+        if kind == .branch {
+            return PageLayout.branchNodeHeader + Int(memory.loadUnaligned(fromByteOffset: offset + 8, as: UInt16.self))
+        }
+        let flags = memory.load(fromByteOffset: offset, as: UInt8.self)
+        let keyLength = Int(memory.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
+        let valueLength = Int(memory.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+        return PageLayout.leafNodeHeader + keyLength + (flags & LeafFlags.overflow != 0 ? 8 : valueLength)
+    }
+
+    /// Reserves `size` heap bytes and a slot at `index`; returns the node's address.
+    /// The caller has checked `freeSpace >= size + 2`.
+    private func reserveNode(at index: Int, size: Int) -> UnsafeMutableRawPointer {
+        let count = self.count
+        precondition(freeSpace >= size + 2, "page overflow: callers must split first")
+        let newUpper = upper - size
+        let slots = memory + PageLayout.headerSize
+        if index < count {
+            memmove(slots + 2 * (index + 1), slots + 2 * index, 2 * (count - index))
+        }
+        store16(newUpper, PageLayout.headerSize + 2 * index)
+        store16(count + 1, PageLayout.countOffset)
+        store16(PageLayout.headerSize + 2 * (count + 1), PageLayout.lowerOffset)
+        store16(newUpper, PageLayout.upperOffset)
+        return memory + newUpper
+    }
+
+    static func leafNodeSize(keyCount: Int, valueCount: Int, overflow: Bool) -> Int {
+        PageLayout.leafNodeHeader + keyCount + (overflow ? 8 : valueCount)
+    }
+
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let node = reserveNode(at: index, size: PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: false))
+        node.storeBytes(of: 0, as: UInt8.self)
+        node.storeBytes(of: 0, toByteOffset: 1, as: UInt8.self)
+        node.storeBytes(of: UInt16(key.count), toByteOffset: 2, as: UInt16.self)
+        node.storeBytes(of: UInt32(value.count), toByteOffset: 4, as: UInt32.self)
+        if key.count > 0 { memcpy(node + 8, key.baseAddress!, key.count) }
+        if value.count > 0 { memcpy(node + 8 + key.count, value.baseAddress!, value.count) }
+    }
+
+    func insertLeafOverflow(at index: Int, key: UnsafeRawBufferPointer, valueLength: Int, overflowPage: UInt64) {
+        let node = reserveNode(at: index, size: PageBuffer.leafNodeSize(keyCount: key.count, valueCount: 0, overflow: true))
+        node.storeBytes(of: LeafFlags.overflow, as: UInt8.self)
+        node.storeBytes(of: 0, toByteOffset: 1, as: UInt8.self)
+        node.storeBytes(of: UInt16(key.count), toByteOffset: 2, as: UInt16.self)
+        node.storeBytes(of: UInt32(valueLength), toByteOffset: 4, as: UInt32.self)
+        if key.count > 0 { memcpy(node + 8, key.baseAddress!, key.count) }
+        (node + 8 + key.count).storeBytes(of: overflowPage, as: UInt64.self)
+    }
+
+    /// Copies node `index` of `source` (a leaf) verbatim into slot `at`.
+    func insertLeafNode(at index: Int, from source: Page, node sourceIndex: Int) throws {
+        let node = try source.leaf(sourceIndex)
+        let size = node.storedSize
+        let target = reserveNode(at: index, size: size)
+        memcpy(target, node.key.baseAddress! - PageLayout.leafNodeHeader, size)
+    }
+
+    func insertBranch(at index: Int, key: UnsafeRawBufferPointer, child: UInt64) {
+        let node = reserveNode(at: index, size: PageLayout.branchNodeHeader + key.count)
+        node.storeBytes(of: child, as: UInt64.self)
+        node.storeBytes(of: UInt16(key.count), toByteOffset: 8, as: UInt16.self)
+        if key.count > 0 { memcpy(node + 10, key.baseAddress!, key.count) }
+    }
+
+    func setChild(at index: Int, to child: UInt64) {
+        (memory + offset(index)).storeBytes(of: child, as: UInt64.self)
+    }
+
+    /// Removes node `index` and closes the hole it leaves in the heap.
+    func removeNode(at index: Int) {
+        let count = self.count
+        let removedOffset = offset(index)
+        let removedSize = nodeSize(index)
+        let upper = self.upper
+        // Nodes stored below the removed one (lower addresses) slide up by its size.
+        if removedOffset > upper {
+            memmove(memory + upper + removedSize, memory + upper, removedOffset - upper)
+        }
+        let slots = memory + PageLayout.headerSize
+        if index < count - 1 {
+            memmove(slots + 2 * index, slots + 2 * (index + 1), 2 * (count - 1 - index))
+        }
+        for slot in 0..<(count - 1) {
+            let o = offset(slot)
+            if o < removedOffset { store16(o + removedSize, PageLayout.headerSize + 2 * slot) }
+        }
+        store16(count - 1, PageLayout.countOffset)
+        store16(PageLayout.headerSize + 2 * (count - 1), PageLayout.lowerOffset)
+        store16(upper + removedSize, PageLayout.upperOffset)
+    }
+
+    /// Removes nodes `from..<count` (used when splitting: the tail moves to a new page).
+    func truncate(from index: Int) {
+        var i = count - 1
+        while i >= index { removeNode(at: i); i -= 1 }
+    }
+}

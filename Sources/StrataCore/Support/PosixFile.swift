@@ -1,0 +1,134 @@
+import Glibc
+
+/// An open file descriptor with the handful of calls the engine needs, each turning `errno` into a
+/// `StrataError` that names the operation and the path. `EINTR` is retried everywhere.
+final class PosixFile: @unchecked Sendable {
+    // Immutable after init; the descriptor is closed exactly once, by `close()` or `deinit`.
+    let path: String
+    private(set) var descriptor: Int32
+
+    init(path: String, flags: Int32, mode: mode_t = 0o600) throws {
+        self.path = path
+        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw PosixFile.error("open", path) }
+        descriptor = fd
+    }
+
+    deinit { close() }
+
+    func close() {
+        if descriptor >= 0 { _ = Glibc.close(descriptor); descriptor = -1 }
+    }
+
+    static func error(_ operation: String, _ path: String, _ code: Int32 = errno) -> StrataError {
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path: path) }
+        return .io(operation: operation, path: path, errno: code)
+    }
+
+    func size() throws -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw PosixFile.error("fstat", path) }
+        return UInt64(info.st_size)
+    }
+
+    func status() throws -> stat {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw PosixFile.error("fstat", path) }
+        return info
+    }
+
+    /// Reads exactly `count` bytes unless the file ends first; returns how many were read.
+    func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: UInt64) throws -> Int {
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw PosixFile.error("read", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw PosixFile.error("write", path)
+            }
+            done += n
+        }
+    }
+
+    func syncData() throws {
+        while fdatasync(descriptor) != 0 {
+            if errno == EINTR { continue }
+            throw PosixFile.error("fdatasync", path)
+        }
+    }
+
+    func setSize(_ size: UInt64) throws {
+        while ftruncate(descriptor, off_t(size)) != 0 {
+            if errno == EINTR { continue }
+            throw PosixFile.error("ftruncate", path)
+        }
+    }
+
+    // MARK: Open-file-description locks
+    //
+    // OFD locks (Linux >= 3.15) belong to the open file description, not the process: two handles
+    // in one process conflict with each other like two processes do, and the kernel drops them when
+    // the description closes or the process dies. That is what makes "second writer in the same
+    // process" and "dead reader" detectable. Classic fcntl locks cannot do either.
+    static let ofdGetLock: Int32 = 36 // F_OFD_GETLK
+    static let ofdSetLock: Int32 = 37 // F_OFD_SETLK
+    static let ofdSetLockWait: Int32 = 38 // F_OFD_SETLKW
+
+    /// Tries to lock `length` bytes at `offset` without blocking. Returns false if another open
+    /// file description holds a conflicting lock.
+    func tryLock(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws -> Bool {
+        var request = flock()
+        request.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while fcntl(descriptor, PosixFile.ofdSetLock, &request) != 0 {
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EACCES { return false }
+            if errno == EINVAL {
+                throw StrataError.misuse("the kernel does not support open-file-description locks (Linux 3.15 or later is required)")
+            }
+            throw PosixFile.error("fcntl(F_OFD_SETLK)", path)
+        }
+        return true
+    }
+
+    /// Blocks until the lock is granted. Only for locks held for microseconds (store set-up).
+    func lockWaiting(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws {
+        var request = flock()
+        request.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while fcntl(descriptor, PosixFile.ofdSetLockWait, &request) != 0 {
+            if errno == EINTR { continue }
+            throw PosixFile.error("fcntl(F_OFD_SETLKW)", path)
+        }
+    }
+
+    func unlock(offset: Int64, length: Int64 = 1) {
+        var request = flock()
+        request.l_type = Int16(F_UNLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while fcntl(descriptor, PosixFile.ofdSetLock, &request) != 0 && errno == EINTR {}
+    }
+}

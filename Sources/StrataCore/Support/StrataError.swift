@@ -1,0 +1,79 @@
+import Glibc
+
+/// Every failure the engine reports. Each case carries what a person needs to act on it, and
+/// `description` says it in one sentence.
+public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The path exists but is not a Strata store (foreign file, wrong magic, missing data file).
+    case notAStore(path: String, reason: String)
+    /// The store was written by a format this build does not understand (usually a newer Strata).
+    case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
+    /// The data file is shorter than its newest valid meta page says.
+    case truncatedFile(path: String, expectedBytes: UInt64, actualBytes: UInt64)
+    /// Neither meta page validates: the store cannot be opened at any committed generation.
+    case corruptMeta(path: String, reason: String)
+    /// A page read from disk is inconsistent (bad checksum, bad bounds, wrong page number, cycle...).
+    case corruptPage(page: UInt64, reason: String)
+    case keyTooLarge(size: Int, maximum: Int)
+    case valueTooLarge(size: Int, maximum: Int)
+    /// A write was attempted through a read-only handle.
+    case readOnly
+    /// The handle (or the transaction) was already closed.
+    case closed(what: String)
+    /// Every slot of the reader table is held by a live reader.
+    case readerTableFull(capacity: Int)
+    /// Another handle holds the writer lock.
+    case writerLocked(path: String, holderPID: Int32)
+    /// Waiting for the writer lock gave up.
+    case writerLockTimedOut(path: String, holderPID: Int32, seconds: Double)
+    /// The disk is full; the failed commit left the store at its previous generation.
+    case diskFull(path: String)
+    /// A system call failed.
+    case io(operation: String, path: String, errno: Int32)
+    case treeNotFound(name: String)
+    case treeExists(name: String)
+    /// `put(..., mode: .insert)` found the key already present; nothing was written.
+    case keyExists
+    /// The API was used in a way it does not allow; the message says how to fix it.
+    case misuse(String)
+
+    public var description: String {
+        switch self {
+        case let .notAStore(path, reason):
+            return "\(path) is not a Strata store: \(reason)"
+        case let .unsupportedFormat(path, found, supported):
+            return "\(path) uses store format \(found), but this build of Strata reads format \(supported); open it with a matching version"
+        case let .truncatedFile(path, expected, actual):
+            return "\(path) is truncated: the newest commit needs \(expected) bytes but the file has \(actual); restore it from a backup"
+        case let .corruptMeta(path, reason):
+            return "\(path) has no valid meta page (\(reason)); restore it from a backup"
+        case let .corruptPage(page, reason):
+            return "page \(page) is corrupt: \(reason); run `strata check` and restore from a backup"
+        case let .keyTooLarge(size, maximum):
+            return "key of \(size) bytes is larger than the maximum of \(maximum) bytes for this page size"
+        case let .valueTooLarge(size, maximum):
+            return "value of \(size) bytes is larger than the maximum of \(maximum) bytes"
+        case .readOnly:
+            return "the store was opened read-only; open it with mode .readWrite to write"
+        case let .closed(what):
+            return "the \(what) is already closed"
+        case let .readerTableFull(capacity):
+            return "all \(capacity) reader slots are held by live readers; end long-running read transactions or create the store with more reader slots"
+        case let .writerLocked(path, pid):
+            return "\(path) is already open for writing by process \(pid); open it read-only, or wait for the writer with a timeout"
+        case let .writerLockTimedOut(path, pid, seconds):
+            return "gave up after \(seconds) s waiting for process \(pid) to release the writer lock on \(path)"
+        case let .diskFull(path):
+            return "no space left on the device holding \(path); the commit was rolled back and the store is unchanged"
+        case let .io(operation, path, code):
+            return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case let .treeNotFound(name):
+            return "no tree named '\(name)' exists in this snapshot"
+        case let .treeExists(name):
+            return "a tree named '\(name)' already exists"
+        case .keyExists:
+            return "the key already exists; use .upsert to replace it"
+        case let .misuse(message):
+            return message
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Glibc
+
+/// The commit protocol. Order matters; each step's comment says what it protects.
+extension WriteTransaction {
+    func commit(session: Database.WriterSession) throws {
+        try checkActive()
+        defer {
+            isActive = false
+            access.dirty.removeAll()
+        }
+        // 1. Trees changed by this transaction get their new records in the catalog.
+        for index in trees.indices where trees[index].isDirty {
+            var record = catalog
+            let name = trees[index].name
+            if trees[index].isDropped {
+                _ = try name.withBytes { try remove(from: &record, key: $0) }
+            } else {
+                let encoded = trees[index].record.encoded
+                _ = try name.withBytes { key in try encoded.withUnsafeBytes { try insert(into: &record, key: key, value: $0, mode: .upsert) } }
+            }
+            record.lastModified = transactionID
+            catalog = record
+        }
+        // A transaction that changed nothing commits nothing: no new generation, no sync.
+        guard !access.dirty.isEmpty || !allocator.freed.isEmpty else { return }
+        // 2. The free list last: recording it is the final change to any tree.
+        try saveFreeList()
+        let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
+                            freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds())
+        try database.persist(dirty: access.dirty, meta: meta, session: session)
+    }
+}
+
+extension Database {
+    /// Steps 3-7 of a commit. If any step fails the store stays at its previous generation: the
+    /// meta is written only after the pages it names, and readers only follow a published meta.
+    func persist(dirty: [UInt64: PageBuffer], meta: MetaPage, session: WriterSession) throws {
+        // 3. The file must cover every page before a meta names it (readers bound reads by it).
+        let needed = meta.pageCount * UInt64(pageSize)
+        if needed > session.fileSize {
+            let step = min(max(session.fileSize / 4, 1 << 20), 1 << 30)
+            let target = max(needed, session.fileSize + step)
+            let rounded = (target + UInt64(pageSize) - 1) / UInt64(pageSize) * UInt64(pageSize)
+            try io.setSize(rounded)
+            session.fileSize = rounded
+        }
+        // 4. Dirty pages, checksummed, in page order, contiguous runs in one gathered write.
+        let pages = dirty.values.sorted { $0.number < $1.number }
+        var run: [UnsafeRawBufferPointer] = []
+        var runStart: UInt64 = 0
+        var runEnd: UInt64 = 0
+        for page in pages {
+            page.setTransaction(meta.transactionID)
+            page.seal()
+            if !run.isEmpty && page.number != runEnd {
+                try io.writeGathered(run, at: runStart * UInt64(pageSize))
+                run.removeAll(keepingCapacity: true)
+            }
+            if run.isEmpty { runStart = page.number }
+            run.append(page.bytes)
+            runEnd = page.number + UInt64(page.pageCount)
+        }
+        if !run.isEmpty { try io.writeGathered(run, at: runStart * UInt64(pageSize)) }
+        // 5. Pages reach the disk before the meta that points at them.
+        if options.durability != .none { try io.syncData() }
+        // 6. The meta, into the slot of the commit before last (never the current one).
+        try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { buffer in
+            meta.encode(into: buffer.baseAddress!, byteCount: MetaPage.encodedSize)
+            try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: (meta.transactionID % 2) * UInt64(pageSize))
+        }
+        if options.durability == .full { try io.syncData() }
+        // 7. Publish: readers that load the new generation find its meta already in place.
+        session.committed = meta
+        lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
+        lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)
+    }
+}

@@ -1,0 +1,81 @@
+/// How a transaction reaches pages: its own dirty buffers first (write transactions), then the
+/// committed snapshot in the shared mapping. Every page number is checked against the snapshot's
+/// page count before its address is formed, so a forged number can never read past the file.
+final class PageAccess {
+    let pageSize: Int
+    /// Base of the mapping that covers the snapshot.
+    let base: UnsafeRawPointer
+    /// Pages `2..<committedPageCount` may be read from the mapping.
+    let committedPageCount: UInt64
+    /// Keeps the mapping alive for `ByteView`s.
+    let mapping: FileMapping
+    /// Dirty pages of a write transaction, keyed by page number.
+    var dirty: [UInt64: PageBuffer] = [:]
+    let isWritable: Bool
+    /// Incremented by every modification; cursors compare it to detect that their pages moved.
+    var modificationCount = 0
+
+    init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool) {
+        self.pageSize = pageSize
+        self.base = base
+        self.committedPageCount = committedPageCount
+        self.mapping = mapping
+        self.isWritable = isWritable
+    }
+
+    @inline(__always)
+    func page(_ number: UInt64) throws -> Page {
+        if isWritable, let buffer = dirty[number] {
+            return try Page(validating: buffer.memory, size: pageSize, number: number)
+        }
+        guard number >= PageLayout.metaPageCount, number < committedPageCount else {
+            throw StrataError.corruptPage(page: number, reason: "page number outside the file (2..<\(committedPageCount))")
+        }
+        return try Page(validating: base + Int(number) * pageSize, size: pageSize, number: number)
+    }
+
+    /// The owner that keeps the memory of page `number` alive.
+    @inline(__always)
+    func owner(of number: UInt64) -> AnyObject {
+        if isWritable, let buffer = dirty[number] { return buffer }
+        return mapping
+    }
+
+    static func overflowPageCount(valueLength: Int, pageSize: Int) -> Int {
+        (PageLayout.headerSize + valueLength + pageSize - 1) / pageSize
+    }
+
+    /// The bytes of an overflow value: `length` bytes after the header of a run of pages.
+    func overflowValue(_ number: UInt64, length: Int) throws -> ByteView {
+        let pages = PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
+        let start: UnsafeRawPointer
+        let owner: AnyObject
+        if isWritable, let buffer = dirty[number] {
+            guard buffer.pageCount == pages else {
+                throw StrataError.corruptPage(page: number, reason: "overflow run has \(buffer.pageCount) pages, value needs \(pages)")
+            }
+            start = UnsafeRawPointer(buffer.memory)
+            owner = buffer
+        } else {
+            guard number >= PageLayout.metaPageCount, number < committedPageCount,
+                  UInt64(pages) <= committedPageCount - number else {
+                throw StrataError.corruptPage(page: number, reason: "overflow run of \(pages) pages outside the file")
+            }
+            start = base + Int(number) * pageSize
+            owner = mapping
+        }
+        guard start.loadUnaligned(as: UInt64.self) == number,
+              start.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.overflow.rawValue,
+              Int(start.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)) == pages else {
+            throw StrataError.corruptPage(page: number, reason: "not the overflow run its leaf names")
+        }
+        return ByteView(UnsafeRawBufferPointer(start: start + PageLayout.headerSize, count: length), owner: owner)
+    }
+
+    /// The value of leaf node `node` of `page`, without copying.
+    @inline(__always)
+    func value(of node: Page.LeafNode, in page: Page) throws -> ByteView {
+        if node.isOverflow { return try overflowValue(node.overflowPage, length: node.valueLength) }
+        return ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner(of: page.number))
+    }
+}

@@ -1,0 +1,176 @@
+/// Page allocation and the free-page tree.
+///
+/// The free tree maps `(freedBy u64 BE, writer u64 BE, chunk u32 BE)` to a packed list of u64 page
+/// numbers. A page freed by transaction T was reachable from snapshots older than T and not from T
+/// or later ones, so it may be reused once `T < reuseLimit`, where
+/// `reuseLimit = min(committed generation, oldest live reader snapshot)`. Keeping pages freed by the
+/// last committed transaction out of reach (strictly less than the committed generation) means the
+/// previous meta's tree also stays intact, so falling back to it after a torn meta is always safe.
+/// `freedBy == 0` marks pages that were already reusable when they were recorded (left over from a
+/// loaded record), reusable by the next transaction.
+struct PageAllocator {
+    var nextPage: UInt64
+    let committedPageCount: UInt64
+    var freeTree: TreeRecord
+    let reuseLimit: UInt64
+    /// Pages free to use now, sorted descending so `popLast` hands out the lowest number.
+    var reusable: [UInt64] = []
+    /// Committed pages this transaction stopped referencing.
+    var freed: [UInt64] = []
+    var freeTreeExhausted = false
+    var isLoadingRecord = false
+    /// While the free list is saved at commit, allocation comes only from the end of the file so
+    /// the `reusable` list being recorded cannot change underneath it.
+    var isSavingFreeList = false
+
+    init(nextPage: UInt64, committedPageCount: UInt64, freeTree: TreeRecord, reuseLimit: UInt64) {
+        self.nextPage = nextPage
+        self.committedPageCount = committedPageCount
+        self.freeTree = freeTree
+        self.reuseLimit = reuseLimit
+    }
+
+    static let keySize = 20
+
+    static func key(freedBy: UInt64, writer: UInt64, chunk: UInt32) -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: keySize)
+        key.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: freedBy.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: writer.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: chunk.bigEndian, toByteOffset: 16, as: UInt32.self)
+        }
+        return key
+    }
+
+    /// Page numbers per free-tree record: small enough to stay inline in a leaf.
+    static func chunkCapacity(pageSize: Int) -> Int {
+        (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - keySize - 2) / 8
+    }
+}
+
+extension WriteTransaction {
+    /// Allocates `count` contiguous pages.
+    func allocate(pages count: Int = 1) throws -> UInt64 {
+        if !allocator.isSavingFreeList {
+            if count == 1 {
+                if let page = allocator.reusable.popLast() { return page }
+                if try loadFreeRecord(), let page = allocator.reusable.popLast() { return page }
+            } else if let run = takeContiguousRun(count) {
+                return run
+            }
+        }
+        let page = allocator.nextPage
+        allocator.nextPage += UInt64(count)
+        guard allocator.nextPage < 1 << 40 else { throw StrataError.misuse("the store reached the maximum of 2^40 pages") }
+        return page
+    }
+
+    /// Frees `count` pages starting at `page`.
+    func freePages(_ page: UInt64, count: Int = 1) {
+        if access.dirty.removeValue(forKey: page) != nil {
+            // Allocated by this transaction: no snapshot has seen it, reuse at once.
+            let pages = (0..<UInt64(count)).map { page + $0 }
+            if allocator.isSavingFreeList {
+                allocator.freed.append(contentsOf: pages)
+            } else {
+                allocator.reusable.append(contentsOf: pages)
+                allocator.reusable.sort(by: >)
+            }
+        } else {
+            for offset in 0..<UInt64(count) { allocator.freed.append(page + offset) }
+        }
+    }
+
+    private func takeContiguousRun(_ count: Int) -> UInt64? {
+        guard allocator.reusable.count >= count else { return nil }
+        let ascending = allocator.reusable.sorted()
+        var runStart = 0
+        for index in 1..<ascending.count + 1 {
+            if index < ascending.count && ascending[index] == ascending[index - 1] + 1 {
+                if index - runStart + 1 >= count {
+                    let first = ascending[runStart]
+                    let taken = Set(first..<first + UInt64(count))
+                    allocator.reusable.removeAll { taken.contains($0) }
+                    return first
+                }
+            } else {
+                runStart = index
+            }
+        }
+        return nil
+    }
+
+    /// Moves the oldest reusable free-tree record into `reusable`. Returns false if none qualifies.
+    private func loadFreeRecord() throws -> Bool {
+        guard !allocator.isLoadingRecord, !allocator.freeTreeExhausted, allocator.freeTree.root != 0 else { return false }
+        allocator.isLoadingRecord = true
+        defer { allocator.isLoadingRecord = false }
+        let cursor = Cursor(access: access, record: allocator.freeTree)
+        guard try cursor.first() else {
+            allocator.freeTreeExhausted = true
+            return false
+        }
+        let key = try cursor.key().bytes
+        guard key.count == PageAllocator.keySize else {
+            throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree key of \(key.count) bytes")
+        }
+        let freedBy = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        guard freedBy < allocator.reuseLimit else {
+            allocator.freeTreeExhausted = true
+            return false
+        }
+        let value = try cursor.value()
+        guard value.count > 0, value.count % 8 == 0 else {
+            throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree record of \(value.count) bytes")
+        }
+        try value.withUnsafeBytes { raw in
+            for index in 0..<(raw.count / 8) {
+                let page = raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)
+                guard page >= PageLayout.metaPageCount, page < allocator.committedPageCount else {
+                    throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
+                }
+                allocator.reusable.append(page)
+            }
+        }
+        allocator.reusable.sort(by: >)
+        var record = allocator.freeTree
+        _ = try remove(from: &record, key: key.withUnsafeBytes { $0 })
+        allocator.freeTree = record
+        return true
+    }
+
+    /// Records the leftover reusable pages and the pages this transaction freed. Runs last in
+    /// commit, after every other tree is final. Each pass can only free pages by copying free-tree
+    /// pages that are still clean (at most once each), so the loop ends.
+    func saveFreeList() throws {
+        allocator.isSavingFreeList = true
+        let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
+        if !allocator.reusable.isEmpty {
+            let leftover = allocator.reusable.sorted()
+            allocator.reusable.removeAll()
+            for chunk in stride(from: 0, to: leftover.count, by: capacity) {
+                let slice = Array(leftover[chunk..<min(leftover.count, chunk + capacity)])
+                try putFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
+            }
+        }
+        var recorded = 0
+        while allocator.freed.count != recorded {
+            let total = allocator.freed.count
+            // Chunks before `recorded / capacity` are complete and unchanged.
+            for chunk in stride(from: (recorded / capacity) * capacity, to: total, by: capacity) {
+                let slice = Array(allocator.freed[chunk..<min(total, chunk + capacity)])
+                try putFreeRecord(key: PageAllocator.key(freedBy: transactionID, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
+            }
+            recorded = total
+        }
+    }
+
+    private func putFreeRecord(key: [UInt8], pages: [UInt64]) throws {
+        var record = allocator.freeTree
+        defer { allocator.freeTree = record }
+        try pages.withUnsafeBytes { value in
+            _ = try key.withUnsafeBytes { try insert(into: &record, key: $0, value: value, mode: .upsert) }
+        }
+        record.lastModified = transactionID
+    }
+}

@@ -1,0 +1,26 @@
+/// A read-only view of one committed generation.
+///
+/// Beginning one claims a reader slot (pooled per handle, so usually no syscall), publishes the
+/// generation it reads, and copies that generation's meta; after that every read is a plain load from
+/// the shared mapping. The writer never reuses a page this snapshot can reach until `end()` (or
+/// deinit) gives the slot back, so values are handed out without copying.
+public final class ReadTransaction: Transaction {
+    private let slot: Int
+    /// When the snapshot was taken (monotonic ns), for reporting how long it has been pinned.
+    public let commitTime: UInt64
+
+    init(database: Database, access: PageAccess, meta: MetaPage, slot: Int) {
+        self.slot = slot
+        commitTime = meta.commitTime
+        super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
+    }
+
+    deinit { if isActive { database.readers.releaseSlot(slot) } }
+
+    /// Ends the transaction and releases its snapshot. Values it handed out must not be used after.
+    public func end() {
+        guard isActive else { return }
+        isActive = false
+        database.readers.releaseSlot(slot)
+    }
+}

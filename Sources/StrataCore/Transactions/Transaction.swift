@@ -1,0 +1,188 @@
+import Synchronization
+
+/// A named tree opened in one transaction. Handles are cheap values; using one in a transaction other
+/// than the one that opened it is a `StrataError.misuse`.
+public struct Tree: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    let index: Int
+    let transactionSerial: UInt64
+    public var description: String { name }
+}
+
+/// What every transaction can do: read one consistent snapshot.
+///
+/// `ReadTransaction` reads a committed generation; `WriteTransaction` reads the committed state plus
+/// its own uncommitted changes. A transaction is used by one thread at a time.
+public class Transaction {
+    let database: Database
+    let access: PageAccess
+    /// The catalog tree: tree name -> `TreeRecord`.
+    var catalog: TreeRecord
+    var trees: [TreeState] = []
+    var treeIndexByName: [String: Int] = [:]
+    let serial: UInt64
+    /// The committed generation this transaction started from.
+    public let generation: UInt64
+    var isActive = true
+
+    private static let serials = Atomic<UInt64>(1)
+
+    struct TreeState {
+        let name: String
+        var record: TreeRecord
+        /// Created, modified or dropped in this (write) transaction: the catalog needs updating.
+        var isDirty = false
+        var isDropped = false
+    }
+
+    init(database: Database, access: PageAccess, catalog: TreeRecord, generation: UInt64) {
+        self.database = database
+        self.access = access
+        self.catalog = catalog
+        self.generation = generation
+        serial = Transaction.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    func checkActive() throws {
+        guard isActive else { throw StrataError.closed(what: "transaction") }
+    }
+
+    func state(of tree: Tree) throws -> Int {
+        try checkActive()
+        guard tree.transactionSerial == serial, tree.index < trees.count else {
+            throw StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
+        }
+        guard !trees[tree.index].isDropped else { throw StrataError.treeNotFound(name: tree.name) }
+        return tree.index
+    }
+
+    // MARK: Trees
+
+    /// Opens the tree called `name`, or nil if it does not exist in this snapshot.
+    public func treeIfPresent(_ name: String) throws -> Tree? {
+        try checkActive()
+        if let index = treeIndexByName[name] {
+            return trees[index].isDropped ? nil : Tree(name: name, index: index, transactionSerial: serial)
+        }
+        guard let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) else { return nil }
+        guard bytes.count == TreeRecord.encodedSize else {
+            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(bytes.count) bytes")
+        }
+        let record = bytes.withUnsafeBytes { TreeRecord(decoding: $0.baseAddress!) }
+        if let problem = record.validate(pageCount: UInt64.max >> 16) {
+            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)': \(problem)")
+        }
+        return register(TreeState(name: name, record: record))
+    }
+
+    /// Opens the tree called `name`; throws `treeNotFound` if there is none.
+    public func tree(_ name: String) throws -> Tree {
+        guard let tree = try treeIfPresent(name) else { throw StrataError.treeNotFound(name: name) }
+        return tree
+    }
+
+    func register(_ state: TreeState) -> Tree {
+        let index = trees.count
+        trees.append(state)
+        treeIndexByName[state.name] = index
+        return Tree(name: state.name, index: index, transactionSerial: serial)
+    }
+
+    /// Names of every tree in this snapshot, in byte order.
+    public func treeNames() throws -> [String] {
+        try checkActive()
+        var names: [String] = []
+        let cursor = Cursor(access: access, record: catalog)
+        var more = try cursor.first()
+        while more {
+            names.append(String(decoding: try cursor.key().buffer, as: UTF8.self))
+            more = try cursor.next()
+        }
+        // Trees created or dropped by this (write) transaction are already in the catalog copy,
+        // except those whose catalog update waits for commit.
+        for state in trees where state.isDirty {
+            if state.isDropped { names.removeAll { $0 == state.name } } else if !names.contains(state.name) { names.append(state.name) }
+        }
+        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// Statistics of a tree in this snapshot (root, entries, pages, depth, last modification).
+    public func record(of tree: Tree) throws -> TreeRecord { trees[try state(of: tree)].record }
+
+    /// Number of entries in the tree.
+    public func count(_ tree: Tree) throws -> Int { Int(trees[try state(of: tree)].record.entries) }
+
+    // MARK: Reads
+
+    /// The value stored under `key`, without copying, or nil.
+    public func get(_ key: some BytesConvertible, in tree: Tree) throws -> ByteView? {
+        let record = trees[try state(of: tree)].record
+        return try key.withBytes { try lookup(in: record, key: $0) }
+    }
+
+    public func contains(_ key: some BytesConvertible, in tree: Tree) throws -> Bool {
+        try get(key, in: tree) != nil
+    }
+
+    /// A cursor over the tree, not yet positioned.
+    public func cursor(_ tree: Tree) throws -> Cursor {
+        Cursor(access: access, record: trees[try state(of: tree)].record)
+    }
+
+    /// Calls `body` for each entry with `lower <= key < upper` (bounds optional), in ascending or
+    /// descending key order, until it returns false.
+    public func scan(_ tree: Tree, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, upperInclusive: Bool = false,
+                     reverse: Bool = false, _ body: (ByteView, ByteView) throws -> Bool) throws {
+        let cursor = try cursor(tree)
+        func inRange(_ key: UnsafeRawBufferPointer) -> Bool {
+            if let lower, lower.withUnsafeBytes({ compareKeys(key, $0) }) < 0 { return false }
+            if let upper {
+                let c = upper.withUnsafeBytes { compareKeys(key, $0) }
+                if c > 0 || (c == 0 && !upperInclusive) { return false }
+            }
+            return true
+        }
+        var positioned: Bool
+        if reverse {
+            if let upper {
+                positioned = try cursor.seekLast(atOrBefore: upper)
+                if positioned, !upperInclusive, compareKeys(try cursor.currentKeyBytes(), upper.withUnsafeBytes { $0 }) == 0 {
+                    positioned = try cursor.previous()
+                }
+            } else {
+                positioned = try cursor.last()
+            }
+        } else {
+            positioned = try lower.map { try cursor.seek($0) } ?? cursor.first()
+        }
+        while positioned {
+            let key = try cursor.currentKeyBytes()
+            guard inRange(key) else { return }
+            guard try body(try cursor.key(), try cursor.value()) else { return }
+            positioned = reverse ? try cursor.previous() : try cursor.next()
+        }
+    }
+
+    /// Point lookup without a cursor: descend from the root, checking depth at every level.
+    func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
+        var number = record.root
+        guard number != 0 else { return nil }
+        var level = 1
+        while true {
+            let page = try access.page(number)
+            let (index, exact) = try page.search(key)
+            if page.isLeaf {
+                guard level == record.depth else {
+                    throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
+                }
+                guard exact else { return nil }
+                return try access.value(of: try page.leaf(index), in: page)
+            }
+            guard level < record.depth else {
+                throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
+            }
+            number = try page.child(index)
+            level += 1
+        }
+    }
+}

@@ -1,0 +1,121 @@
+/// How `put` treats an existing key.
+public enum PutMode: Sendable {
+    /// Insert or replace.
+    case upsert
+    /// Insert only; an existing key throws `StrataError.keyExists` and nothing changes.
+    case insert
+}
+
+/// The one write transaction of a store: reads see the committed state plus its own changes;
+/// nothing it does is visible to anyone else until `commit`, and an error aborts all of it.
+///
+/// Copy-on-write: a page reachable from a committed snapshot is never modified. The first change to
+/// such a page copies it into a dirty buffer under a newly allocated page number and records the old
+/// number as freed by this transaction (see `PageAllocator`).
+public final class WriteTransaction: Transaction {
+    /// The id this transaction commits as (the next generation).
+    public let transactionID: UInt64
+    let base: MetaPage
+    var allocator: PageAllocator
+    /// Reused across splits to avoid an allocation per split.
+    let scratch: PageBuffer
+
+    init(database: Database, access: PageAccess, base: MetaPage, reuseLimit: UInt64) {
+        transactionID = base.transactionID + 1
+        self.base = base
+        allocator = PageAllocator(nextPage: base.pageCount, committedPageCount: base.pageCount,
+                                  freeTree: base.freeTree, reuseLimit: reuseLimit)
+        scratch = PageBuffer(pageSize: access.pageSize, number: 0)
+        super.init(database: database, access: access, catalog: base.catalog, generation: base.transactionID)
+    }
+
+    var pageSize: Int { access.pageSize }
+
+    // MARK: Trees
+
+    /// Creates an empty tree; throws `treeExists` if the name is taken.
+    @discardableResult
+    public func createTree(_ name: String) throws -> Tree {
+        try checkActive()
+        guard !name.isEmpty, name.utf8.count <= PageLayout.maximumKeySize(pageSize: pageSize) else {
+            throw StrataError.misuse("tree names must be 1...\(PageLayout.maximumKeySize(pageSize: pageSize)) bytes of UTF-8")
+        }
+        var fresh = TreeRecord()
+        fresh.created = transactionID
+        fresh.lastModified = transactionID
+        if let index = treeIndexByName[name] {
+            guard trees[index].isDropped else { throw StrataError.treeExists(name: name) }
+            trees[index] = TreeState(name: name, record: fresh, isDirty: true)
+            return Tree(name: name, index: index, transactionSerial: serial)
+        }
+        if try treeIfPresent(name) != nil { throw StrataError.treeExists(name: name) }
+        return register(TreeState(name: name, record: fresh, isDirty: true))
+    }
+
+    /// Opens the tree, creating it if it does not exist.
+    public func openOrCreateTree(_ name: String) throws -> Tree {
+        try treeIfPresent(name) ?? createTree(name)
+    }
+
+    /// Deletes the tree and every entry in it; its pages become free.
+    public func dropTree(_ tree: Tree) throws {
+        let index = try state(of: tree)
+        let record = trees[index].record
+        access.modificationCount += 1
+        try freeSubtree(record.root, level: 1, depth: record.depth)
+        trees[index].record = TreeRecord()
+        trees[index].isDropped = true
+        trees[index].isDirty = true
+    }
+
+    /// Removes every entry, keeping the tree.
+    public func clear(_ tree: Tree) throws {
+        let index = try state(of: tree)
+        let record = trees[index].record
+        access.modificationCount += 1
+        try freeSubtree(record.root, level: 1, depth: record.depth)
+        var empty = TreeRecord()
+        empty.created = record.created
+        empty.lastModified = transactionID
+        trees[index].record = empty
+        trees[index].isDirty = true
+    }
+
+    // MARK: Writes
+
+    /// Stores `value` under `key`. Returns true if an existing value was replaced.
+    @discardableResult
+    public func put(_ key: some BytesConvertible, _ value: some BytesConvertible, in tree: Tree, mode: PutMode = .upsert) throws -> Bool {
+        let index = try state(of: tree)
+        var record = trees[index].record
+        defer { trees[index].record = record }
+        let replaced = try key.withBytes { keyBytes in
+            try value.withBytes { valueBytes in
+                try insert(into: &record, key: keyBytes, value: valueBytes, mode: mode)
+            }
+        }
+        record.lastModified = transactionID
+        trees[index].isDirty = true
+        return replaced
+    }
+
+    /// Deletes `key`. Returns false if it was not there.
+    @discardableResult
+    public func delete(_ key: some BytesConvertible, in tree: Tree) throws -> Bool {
+        let index = try state(of: tree)
+        var record = trees[index].record
+        defer { trees[index].record = record }
+        let removed = try key.withBytes { try remove(from: &record, key: $0) }
+        if removed {
+            record.lastModified = transactionID
+            trees[index].isDirty = true
+        }
+        return removed
+    }
+
+    /// Discards every change. Called automatically when the write block throws.
+    func abort() {
+        isActive = false
+        access.dirty.removeAll()
+    }
+}

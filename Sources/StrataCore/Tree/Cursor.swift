@@ -1,0 +1,205 @@
+/// A position in one tree of one transaction, moving in key order in either direction.
+///
+/// The cursor keeps the path from the root to its leaf. In a write transaction, any modification
+/// invalidates it (pages may have moved); using it afterwards throws `StrataError.misuse` rather
+/// than reading stale memory.
+public final class Cursor {
+    private let access: PageAccess
+    private let root: UInt64
+    private let depth: Int
+    private var path: [(page: Page, index: Int)] = []
+    private var modificationStamp: Int
+    private var positioned = false
+
+    init(access: PageAccess, record: TreeRecord) {
+        self.access = access
+        root = record.root
+        depth = record.depth
+        modificationStamp = access.modificationCount
+        path.reserveCapacity(max(1, record.depth))
+    }
+
+    /// Whether the cursor is on an entry (false before positioning and after running off an end).
+    public var isPositioned: Bool { positioned }
+
+    private func checkStable() throws {
+        guard modificationStamp == access.modificationCount else {
+            throw StrataError.misuse("a cursor was used after its write transaction modified the store; create a new cursor")
+        }
+    }
+
+    private func reset() {
+        path.removeAll(keepingCapacity: true)
+        positioned = false
+        modificationStamp = access.modificationCount
+    }
+
+    /// Every leaf sits at exactly the tree's depth and holds at least one entry; anything else is a
+    /// corrupt (or cyclic) file.
+    private func checkLeaf(_ page: Page) throws {
+        guard path.count == depth, page.count > 0 else {
+            throw StrataError.corruptPage(page: page.number, reason: "leaf at level \(path.count) of a tree of depth \(depth), \(page.count) entries")
+        }
+    }
+
+    /// Descends from `page` to a leaf, always taking the first (or last) child.
+    private func descend(from number: UInt64, towardsEnd: Bool) throws {
+        var number = number
+        while true {
+            guard path.count < depth else {
+                throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree's depth \(depth): a cycle or a damaged tree")
+            }
+            let page = try access.page(number)
+            if page.isLeaf {
+                path.append((page, towardsEnd ? page.count - 1 : 0))
+                try checkLeaf(page)
+                return
+            }
+            let index = towardsEnd ? page.count - 1 : 0
+            path.append((page, index))
+            number = try page.child(index)
+        }
+    }
+
+    @discardableResult
+    public func first() throws -> Bool {
+        reset()
+        guard root != 0 else { return false }
+        try descend(from: root, towardsEnd: false)
+        positioned = true
+        return true
+    }
+
+    @discardableResult
+    public func last() throws -> Bool {
+        reset()
+        guard root != 0 else { return false }
+        try descend(from: root, towardsEnd: true)
+        positioned = true
+        return true
+    }
+
+    /// Positions at the first entry whose key is >= `key`.
+    @discardableResult
+    public func seek(_ key: some BytesConvertible) throws -> Bool {
+        try key.withBytes { try seek(bytes: $0) }
+    }
+
+    func seek(bytes key: UnsafeRawBufferPointer) throws -> Bool {
+        reset()
+        guard root != 0 else { return false }
+        var number = root
+        while true {
+            guard path.count < depth else {
+                throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree's depth \(depth): a cycle or a damaged tree")
+            }
+            let page = try access.page(number)
+            let (index, _) = try page.search(key)
+            path.append((page, index))
+            if page.isLeaf { try checkLeaf(page); break }
+            number = try page.child(index)
+        }
+        if path[path.count - 1].index >= path[path.count - 1].page.count {
+            // Past the end of this leaf: the answer is the first entry of the next leaf.
+            positioned = true
+            path[path.count - 1].index = path[path.count - 1].page.count - 1
+            return try next()
+        }
+        positioned = true
+        return true
+    }
+
+    /// Moves to the next entry; false (and unpositioned) at the end.
+    @discardableResult
+    public func next() throws -> Bool {
+        try checkStable()
+        guard positioned else { return false }
+        var level = path.count - 1
+        if path[level].index + 1 < path[level].page.count {
+            path[level].index += 1
+            return true
+        }
+        // Climb to the first ancestor with a next child, then take leftmost children down.
+        while level > 0 {
+            level -= 1
+            if path[level].index + 1 < path[level].page.count {
+                path[level].index += 1
+                var number = try path[level].page.child(path[level].index)
+                path.removeSubrange((level + 1)...)
+                while true {
+                    let page = try access.page(number)
+                    path.append((page, 0))
+                    if page.isLeaf { try checkLeaf(page); break }
+                    guard path.count < depth else { throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree") }
+                    number = try page.child(0)
+                }
+                return true
+            }
+        }
+        positioned = false
+        return false
+    }
+
+    /// Moves to the previous entry; false (and unpositioned) at the start.
+    @discardableResult
+    public func previous() throws -> Bool {
+        try checkStable()
+        guard positioned else { return false }
+        var level = path.count - 1
+        if path[level].index > 0 {
+            path[level].index -= 1
+            return true
+        }
+        while level > 0 {
+            level -= 1
+            if path[level].index > 0 {
+                path[level].index -= 1
+                var number = try path[level].page.child(path[level].index)
+                path.removeSubrange((level + 1)...)
+                while true {
+                    let page = try access.page(number)
+                    path.append((page, page.count - 1))
+                    if page.isLeaf { try checkLeaf(page); break }
+                    guard path.count < depth else { throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree") }
+                    number = try page.child(page.count - 1)
+                }
+                return true
+            }
+        }
+        positioned = false
+        return false
+    }
+
+    /// Positions at the last entry whose key is <= `key`.
+    @discardableResult
+    public func seekLast(atOrBefore key: some BytesConvertible) throws -> Bool {
+        try key.withBytes { bytes in
+            if try seek(bytes: bytes) {
+                if compareKeys(try currentKeyBytes(), bytes) == 0 { return true }
+                return try previous()
+            }
+            return try last()
+        }
+    }
+
+    func currentKeyBytes() throws -> UnsafeRawBufferPointer {
+        try checkStable()
+        guard positioned else { throw StrataError.misuse("the cursor is not positioned on an entry") }
+        let (page, index) = path[path.count - 1]
+        return try page.leafKey(index)
+    }
+
+    /// The current key, without copying.
+    public func key() throws -> ByteView {
+        let page = path.last?.page
+        return ByteView(try currentKeyBytes(), owner: page.map { access.owner(of: $0.number) })
+    }
+
+    /// The current value, without copying.
+    public func value() throws -> ByteView {
+        try checkStable()
+        guard positioned else { throw StrataError.misuse("the cursor is not positioned on an entry") }
+        let (page, index) = path[path.count - 1]
+        return try access.value(of: try page.leaf(index), in: page)
+    }
+}

@@ -1,0 +1,121 @@
+/// Deletion from a copy-on-write B+tree.
+///
+/// After a node is removed, a page that falls under a quarter full is merged into a sibling when the
+/// two fit in one page; the parent loses the separator and may underflow in turn. An empty root
+/// leaf empties the tree, and a root branch with one child is replaced by that child, so every leaf
+/// stays at the same depth under any sequence of operations.
+extension WriteTransaction {
+    func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> Bool {
+        try checkActive()
+        // Look before touching: deleting a missing key copies no pages.
+        guard record.root != 0, try lookup(in: record, key: key) != nil else { return false }
+        access.modificationCount += 1
+        let (path, leaf) = try touchPath(&record, key: key)
+        let (index, exact) = try leaf.page().search(key)
+        guard exact else { throw StrataError.corruptPage(page: leaf.number, reason: "key vanished between lookup and delete") }
+        let node = try leaf.page().leaf(index)
+        if node.isOverflow { freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
+        leaf.removeNode(at: index)
+        record.entries -= 1
+        try rebalance(after: path, current: leaf, record: &record)
+        return true
+    }
+
+    private func rebalance(after path: [PathEntry], current start: PageBuffer, record: inout TreeRecord) throws {
+        var current = start
+        var level = path.count
+        let threshold = (pageSize - PageLayout.headerSize) / 4
+        while true {
+            if level == 0 {
+                try collapseRoot(current, record: &record)
+                return
+            }
+            let isLeaf = current.kind == .leaf
+            if current.count > 0 && current.usedSpace >= threshold { return }
+            let (parent, index) = path[level - 1]
+            guard parent.count > 1 else {
+                // An only child: nothing to merge with at this level.
+                current = parent
+                level -= 1
+                continue
+            }
+            let (leftIndex, rightIndex) = index > 0 ? (index - 1, index) : (index, index + 1)
+            let parentPage = try parent.page()
+            let leftNumber = try parentPage.child(leftIndex)
+            let rightNumber = try parentPage.child(rightIndex)
+            let separator = Array(try parentPage.branchKey(rightIndex))
+            let leftPage = try access.page(leftNumber)
+            let rightPage = try access.page(rightNumber)
+            guard leftPage.kind == rightPage.kind, leftPage.kind == current.kind else {
+                throw StrataError.corruptPage(page: parent.number, reason: "siblings of different kinds")
+            }
+            // Merging appends the right page's nodes to the left one; a branch's first node gains
+            // the separator as its key.
+            let needed = rightPage.usedSpace + (isLeaf ? 0 : separator.count)
+            let available = pageSize - leftPage.usedSpace - PageLayout.headerSize
+            guard needed <= available else { return }
+
+            let left = try touch(leftNumber)
+            if left.number != leftNumber { parent.setChild(at: leftIndex, to: left.number) }
+            let right = try touch(rightNumber)
+            if right.number != rightNumber { parent.setChild(at: rightIndex, to: right.number) }
+            let source = try right.page()
+            for position in 0..<source.count {
+                if isLeaf {
+                    try left.insertLeafNode(at: left.count, from: source, node: position)
+                } else {
+                    let key = position == 0 ? separator : Array(try source.branchKey(position))
+                    let child = try source.child(position)
+                    key.withUnsafeBytes { left.insertBranch(at: left.count, key: $0, child: child) }
+                }
+            }
+            parent.removeNode(at: rightIndex)
+            freePages(right.number)
+            if isLeaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+            current = parent
+            level -= 1
+        }
+    }
+
+    /// An empty root leaf empties the tree; a root branch with one child hands the root down.
+    private func collapseRoot(_ root: PageBuffer, record: inout TreeRecord) throws {
+        var root = root
+        while true {
+            if root.kind == .leaf {
+                if root.count == 0 {
+                    freePages(root.number)
+                    record.leafPages -= 1
+                    record.root = 0
+                    record.depth = 0
+                }
+                return
+            }
+            guard root.count == 1 else { return }
+            let child = try root.page().child(0)
+            freePages(root.number)
+            record.branchPages -= 1
+            record.root = child
+            record.depth -= 1
+            guard let dirtyChild = access.dirty[child] else { return }
+            root = dirtyChild
+        }
+    }
+
+    /// Frees every page of a subtree (a dropped or cleared tree), overflow runs included.
+    func freeSubtree(_ number: UInt64, level: Int, depth: Int) throws {
+        guard number != 0 else { return }
+        guard level <= depth else { throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(depth)") }
+        let page = try access.page(number)
+        if page.isLeaf {
+            for index in 0..<page.count {
+                let node = try page.leaf(index)
+                if node.isOverflow {
+                    freePages(node.overflowPage, count: PageAccess.overflowPageCount(valueLength: node.valueLength, pageSize: pageSize))
+                }
+            }
+        } else {
+            for index in 0..<page.count { try freeSubtree(try page.child(index), level: level + 1, depth: depth) }
+        }
+        freePages(number)
+    }
+}

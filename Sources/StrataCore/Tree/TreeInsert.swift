@@ -1,0 +1,237 @@
+import Glibc
+
+/// Insertion into a copy-on-write B+tree.
+///
+/// The path from the root to the target leaf is "touched" top-down: each page becomes a dirty copy
+/// (once per transaction) and its parent is re-pointed at the copy. A leaf that cannot take the new
+/// node is split in two by bytes; the separator goes up, splitting parents as needed, and a split
+/// root grows the tree by one level. Every node is at most a third of a page, which guarantees that
+/// a full page plus one node always splits into two halves that fit.
+extension WriteTransaction {
+    typealias PathEntry = (buffer: PageBuffer, index: Int)
+
+    /// The dirty copy of `number`, creating it (and freeing `number`) the first time.
+    func touch(_ number: UInt64) throws -> PageBuffer {
+        if let buffer = access.dirty[number] { return buffer }
+        let page = try access.page(number)
+        let copy = PageBuffer(pageSize: pageSize, number: try allocate())
+        copy.copy(from: page.base, renumberAs: copy.number)
+        access.dirty[copy.number] = copy
+        freePages(number)
+        return copy
+    }
+
+    func newPage(kind: PageKind) throws -> PageBuffer {
+        let buffer = PageBuffer(pageSize: pageSize, number: try allocate())
+        buffer.initializeTreePage(kind: kind)
+        access.dirty[buffer.number] = buffer
+        return buffer
+    }
+
+    /// Touches the path from the root to the leaf for `key`. Returns the branch path and the leaf.
+    func touchPath(_ record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> ([PathEntry], PageBuffer) {
+        var path: [PathEntry] = []
+        path.reserveCapacity(record.depth)
+        var buffer = try touch(record.root)
+        record.root = buffer.number
+        var level = 1
+        while buffer.kind == .branch {
+            guard level < record.depth else {
+                throw StrataError.corruptPage(page: buffer.number, reason: "branch below the tree's depth \(record.depth)")
+            }
+            let page = try buffer.page()
+            let (index, _) = try page.search(key)
+            let childNumber = try page.child(index)
+            let child = try touch(childNumber)
+            if child.number != childNumber { buffer.setChild(at: index, to: child.number) }
+            path.append((buffer, index))
+            buffer = child
+            level += 1
+        }
+        guard level == record.depth, buffer.kind == .leaf else {
+            throw StrataError.corruptPage(page: buffer.number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
+        }
+        return (path, buffer)
+    }
+
+    func insert(into record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, mode: PutMode) throws -> Bool {
+        try checkActive()
+        let maximumKey = PageLayout.maximumKeySize(pageSize: pageSize)
+        guard key.count <= maximumKey else { throw StrataError.keyTooLarge(size: key.count, maximum: maximumKey) }
+        guard value.count <= PageLayout.maximumValueSize else {
+            throw StrataError.valueTooLarge(size: value.count, maximum: PageLayout.maximumValueSize)
+        }
+        if mode == .insert, try lookup(in: record, key: key) != nil { throw StrataError.keyExists }
+        access.modificationCount += 1
+
+        let isInline = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: false) + 2
+            <= PageLayout.maximumNodeSize(pageSize: pageSize)
+        if record.root == 0 {
+            let leaf = try newPage(kind: .leaf)
+            record.root = leaf.number
+            record.depth = 1
+            record.leafPages += 1
+            try placeLeafNode(in: leaf, at: 0, key: key, value: value, isInline: isInline, record: &record)
+            record.entries += 1
+            return false
+        }
+        let (path, leaf) = try touchPath(&record, key: key)
+        let (index, exact) = try leaf.page().search(key)
+        if exact {
+            let old = try leaf.page().leaf(index)
+            if old.isOverflow { freeOverflow(old.overflowPage, length: old.valueLength, record: &record) }
+            leaf.removeNode(at: index)
+        } else {
+            record.entries += 1
+        }
+        let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
+        if leaf.freeSpace >= size + 2 {
+            try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
+        } else {
+            let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
+            try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,
+                          path: path, record: &record)
+        }
+        return exact
+    }
+
+    private func placeLeafNode(in leaf: PageBuffer, at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                               isInline: Bool, record: inout TreeRecord) throws {
+        if isInline {
+            leaf.insertLeaf(at: index, key: key, value: value)
+        } else {
+            let first = try writeOverflow(value, record: &record)
+            leaf.insertLeafOverflow(at: index, key: key, valueLength: value.count, overflowPage: first)
+        }
+    }
+
+    // MARK: Overflow values
+
+    /// Copies a large value into a fresh run of contiguous pages; returns the first page number.
+    func writeOverflow(_ value: UnsafeRawBufferPointer, record: inout TreeRecord) throws -> UInt64 {
+        let pages = PageAccess.overflowPageCount(valueLength: value.count, pageSize: pageSize)
+        let first = try allocate(pages: pages)
+        let buffer = PageBuffer(pageSize: pageSize, pageCount: pages, number: first)
+        memset(buffer.memory, 0, PageLayout.headerSize)
+        buffer.memory.storeBytes(of: first, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+        buffer.memory.storeBytes(of: PageKind.overflow.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
+        buffer.memory.storeBytes(of: UInt32(pages), toByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)
+        if value.count > 0 { memcpy(buffer.memory + PageLayout.headerSize, value.baseAddress!, value.count) }
+        let tail = buffer.byteCount - PageLayout.headerSize - value.count
+        if tail > 0 { memset(buffer.memory + PageLayout.headerSize + value.count, 0, tail) }
+        access.dirty[first] = buffer
+        record.overflowPages += UInt64(pages)
+        return first
+    }
+
+    func freeOverflow(_ first: UInt64, length: Int, record: inout TreeRecord) {
+        let pages = PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
+        freePages(first, count: pages)
+        record.overflowPages -= UInt64(pages)
+    }
+
+    // MARK: Splits
+
+    /// Chooses how many of `sizes` (node + slot bytes, in order) stay on the left page.
+    private func splitPoint(_ sizes: [Int], appending: Bool) -> Int {
+        // Sequential appends keep the left page full: fills and logs stay dense.
+        if appending { return sizes.count - 1 }
+        let total = sizes.reduce(0, +)
+        var prefix = 0
+        for (index, size) in sizes.enumerated() {
+            prefix += size
+            if prefix * 2 >= total { return max(1, min(index + 1, sizes.count - 1)) }
+        }
+        return sizes.count - 1
+    }
+
+    private func splitLeaf(_ leaf: PageBuffer, insertAt index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                           overflowPage: UInt64?, path: [PathEntry], record: inout TreeRecord) throws {
+        scratch.copy(from: leaf.memory, renumberAs: leaf.number)
+        let original = try scratch.page()
+        let newSize = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: overflowPage != nil) + 2
+        var sizes = (0..<original.count).map { scratch.nodeSize($0) + 2 }
+        sizes.insert(newSize, at: index)
+        let leftCount = splitPoint(sizes, appending: index == original.count)
+
+        let right = try newPage(kind: .leaf)
+        record.leafPages += 1
+        leaf.initializeTreePage(kind: .leaf)
+        for position in 0..<sizes.count {
+            let target = position < leftCount ? leaf : right
+            let slot = target.count
+            if position == index {
+                if let overflowPage {
+                    target.insertLeafOverflow(at: slot, key: key, valueLength: value.count, overflowPage: overflowPage)
+                } else {
+                    target.insertLeaf(at: slot, key: key, value: value)
+                }
+            } else {
+                try target.insertLeafNode(at: slot, from: original, node: position < index ? position : position - 1)
+            }
+        }
+        let separator = Array(try right.page().leafKey(0))
+        try insertSeparator(separator, right: right.number, path: path, record: &record)
+    }
+
+    /// Adds `(separator, right)` to the parent at the end of `path`, splitting upwards as needed.
+    private func insertSeparator(_ separator: [UInt8], right: UInt64, path: [PathEntry], record: inout TreeRecord) throws {
+        var separator = separator
+        var right = right
+        var level = path.count
+        while level > 0 {
+            level -= 1
+            let (parent, childIndex) = path[level]
+            let index = childIndex + 1
+            let size = PageLayout.branchNodeHeader + separator.count
+            if parent.freeSpace >= size + 2 {
+                separator.withUnsafeBytes { parent.insertBranch(at: index, key: $0, child: right) }
+                return
+            }
+            (separator, right) = try splitBranch(parent, insertAt: index, key: separator, child: right, record: &record)
+        }
+        // The root split: a new root with the two halves.
+        let root = try newPage(kind: .branch)
+        record.branchPages += 1
+        root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: record.root)
+        separator.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: right) }
+        record.root = root.number
+        record.depth += 1
+        guard record.depth <= PageLayout.maximumDepth else { throw StrataError.misuse("tree depth limit reached") }
+    }
+
+    /// Splits a full branch while inserting `(key, child)` at `index`. The first key of the right
+    /// half moves up as the separator and is stored empty in the right page.
+    private func splitBranch(_ branch: PageBuffer, insertAt index: Int, key: [UInt8], child: UInt64,
+                             record: inout TreeRecord) throws -> ([UInt8], UInt64) {
+        scratch.copy(from: branch.memory, renumberAs: branch.number)
+        let original = try scratch.page()
+        var sizes = (0..<original.count).map { scratch.nodeSize($0) + 2 }
+        sizes.insert(PageLayout.branchNodeHeader + key.count + 2, at: index)
+        let leftCount = splitPoint(sizes, appending: index == original.count)
+
+        let right = try newPage(kind: .branch)
+        record.branchPages += 1
+        branch.initializeTreePage(kind: .branch)
+        var separator: [UInt8] = []
+        for position in 0..<sizes.count {
+            let target = position < leftCount ? branch : right
+            var nodeKey: [UInt8]
+            let nodeChild: UInt64
+            if position == index {
+                nodeKey = key
+                nodeChild = child
+            } else {
+                let source = position < index ? position : position - 1
+                nodeKey = Array(try original.branchKey(source))
+                nodeChild = try original.child(source)
+            }
+            if position == leftCount {
+                separator = nodeKey
+                nodeKey = []
+            }
+            nodeKey.withUnsafeBytes { target.insertBranch(at: target.count, key: $0, child: nodeChild) }
+        }
+        return (separator, right.number)
+    }
+}

@@ -1,0 +1,110 @@
+// LMDB engine: one environment directory per store, map size 64 GiB, the unnamed main DB.
+import CLMDB
+import Glibc
+
+final class LMDBStore: KVStore {
+    static let kind = EngineKind.lmdb
+    static let mapSize = 64 << 30
+
+    private var env: OpaquePointer?
+    private var txn: OpaquePointer?
+    private var dbi: MDB_dbi = 0
+
+    init(directory: String, options: OpenOptions) {
+        check(mdb_env_create(&env), "mdb_env_create")
+        check(mdb_env_set_mapsize(env, LMDBStore.mapSize), "mdb_env_set_mapsize")
+        var flags: UInt32 = 0
+        if !options.durable { flags |= UInt32(MDB_NOSYNC) }
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        check(mdb_env_open(env, directory, flags, 0o644), "mdb_env_open \(directory)")
+        // Resolve the main DB handle once; it stays valid for the life of the environment.
+        var t: OpaquePointer?
+        check(mdb_txn_begin(env, nil, options.readOnly ? UInt32(MDB_RDONLY) : 0, &t), "mdb_txn_begin")
+        check(mdb_dbi_open(t, nil, 0, &dbi), "mdb_dbi_open")
+        check(mdb_txn_commit(t), "mdb_txn_commit")
+    }
+
+    deinit { close() }
+
+    @inline(__always)
+    private func check(_ rc: Int32, _ what: @autoclosure () -> String) {
+        if rc != 0 { Sys.fatal("lmdb \(what()): \(String(cString: mdb_strerror(rc)))") }
+    }
+
+    @inline(__always)
+    private static func val(_ b: UnsafeRawBufferPointer) -> MDB_val {
+        MDB_val(mv_size: b.count, mv_data: UnsafeMutableRawPointer(mutating: b.baseAddress))
+    }
+
+    func beginWrite() {
+        check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin(write)")
+    }
+
+    @inline(__always)
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        var k = LMDBStore.val(key)
+        var v = LMDBStore.val(value)
+        check(mdb_put(txn, dbi, &k, &v, 0), "mdb_put")
+    }
+
+    func commitWrite() {
+        check(mdb_txn_commit(txn), "mdb_txn_commit")
+        txn = nil
+    }
+
+    func beginRead() {
+        check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin(read)")
+    }
+
+    @inline(__always)
+    func get(_ key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var k = LMDBStore.val(key)
+        var v = MDB_val()
+        let rc = mdb_get(txn, dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        check(rc, "mdb_get")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    func scan(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Int {
+        var cursor: OpaquePointer?
+        check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val()
+        var v = MDB_val()
+        var count = 0
+        var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+        while rc == 0 {
+            body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+            count += 1
+            rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
+        }
+        if rc != MDB_NOTFOUND { check(rc, "mdb_cursor_get") }
+        return count
+    }
+
+    func endRead() {
+        mdb_txn_abort(txn)
+        txn = nil
+    }
+
+    @inline(__always)
+    func readOnce<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        beginRead()
+        defer { endRead() }
+        return body(get(key))
+    }
+
+    @inline(__always)
+    func commitToken() -> UInt64 {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        return UInt64(info.me_last_txnid)
+    }
+
+    func close() {
+        if let t = txn { mdb_txn_abort(t); txn = nil }
+        if let e = env { mdb_env_close(e); env = nil }
+    }
+}

@@ -1,0 +1,91 @@
+// Command line.
+import Glibc
+
+let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "mixed", "notify"]
+
+let usage = """
+    usage: peer-bench [WORKLOAD ...] [--engine lmdb|sqlite|all] [--records N] [--batch B]
+                      [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
+                      [--notify-idle SECONDS]
+    workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
+    One JSON line per workload goes to stdout, a summary table to stderr.
+    """
+
+struct Options {
+    var workloads: [String] = []
+    var engines: [EngineKind] = EngineKind.allCases
+    var records = 1_000_000
+    var batch = 1000
+    var dir: String?
+    var duration = 5.0
+    var syncCommits = 2000
+    var notifyCommits = 2000
+    var notifyIdle = 10.0
+    // Internal, for child processes.
+    var role: String?
+    var store: String?
+    var seed: UInt64 = 0
+
+    static func parse(_ args: [String]) -> Options {
+        var o = Options()
+        var i = 0
+        func value(_ flag: String) -> String {
+            i += 1
+            guard i < args.count else { fail("\(flag) needs a value") }
+            return args[i]
+        }
+        func int(_ flag: String, min: Int) -> Int {
+            let s = value(flag)
+            guard let v = Int(s), v >= min else { fail("\(flag): expected an integer >= \(min), got '\(s)'") }
+            return v
+        }
+        func seconds(_ flag: String) -> Double {
+            let s = value(flag)
+            guard let v = Double(s), v >= 0, v.isFinite else { fail("\(flag): expected seconds, got '\(s)'") }
+            return v
+        }
+        while i < args.count {
+            let a = args[i]
+            switch a {
+            case "-h", "--help":
+                Sys.out(usage)
+                exit(0)
+            case "--engine":
+                let e = value(a)
+                if e == "all" {
+                    o.engines = EngineKind.allCases
+                } else if let k = EngineKind(rawValue: e) {
+                    o.engines = [k]
+                } else {
+                    fail("--engine: expected lmdb, sqlite or all, got '\(e)'")
+                }
+            case "--records": o.records = int(a, min: 1)
+            case "--batch": o.batch = int(a, min: 1)
+            case "--dir": o.dir = value(a)
+            case "--duration": o.duration = seconds(a)
+            case "--sync-commits": o.syncCommits = int(a, min: 0)
+            case "--notify-commits": o.notifyCommits = int(a, min: 1)
+            case "--notify-idle": o.notifyIdle = seconds(a)
+            case "--role": o.role = value(a)
+            case "--store": o.store = value(a)
+            case "--seed":
+                let s = value(a)
+                guard let v = UInt64(s) else { fail("--seed: bad value '\(s)'") }
+                o.seed = v
+            default:
+                if a.hasPrefix("-") { fail("unknown option \(a)") }
+                guard allWorkloads.contains(a) else { fail("unknown workload \(a)") }
+                o.workloads.append(a)
+            }
+            i += 1
+        }
+        if o.workloads.isEmpty { o.workloads = allWorkloads }
+        return o
+    }
+
+    private static func fail(_ message: String) -> Never {
+        Sys.err("peer-bench: \(message)")
+        Sys.err(usage)
+        exit(2)
+    }
+}

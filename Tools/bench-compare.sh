@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Runs the same benchmark workloads on Strata (strata-bench), LMDB and SQLite (peer-bench)
+# on this machine, saves every JSON result line, and prints a markdown comparison table.
+#
+# usage: Tools/bench-compare.sh [WORKLOAD ...] [--records N] [--batch B] [--duration S]
+#                               [--sync-commits N] [--notify-commits N] [--dir DIR] ...
+#   All arguments go unchanged to strata-bench and to peer-bench (do not pass --engine).
+# environment:
+#   RESULTS=FILE        JSON lines output (default /tmp/strata-bench-results.jsonl);
+#                       the markdown table is also written next to it as FILE minus .jsonl plus .md
+#   STRATA_BENCH=PATH   use this strata-bench binary instead of building it
+#   SKIP_STRATA=1       do not build or run strata-bench (peers only)
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEER_DIR="$ROOT/Tools/PeerBench"
+RESULTS="${RESULTS:-/tmp/strata-bench-results.jsonl}"
+TABLE="${RESULTS%.jsonl}.md"
+[ "$TABLE" = "$RESULTS" ] && TABLE="$RESULTS.md"
+
+log() { printf '%s\n' "bench-compare: $*" >&2; }
+
+command -v python3 >/dev/null || { log "error: python3 is required for the table"; exit 1; }
+
+# --- build -----------------------------------------------------------------
+log "building peer-bench (release)"
+if ! (cd "$PEER_DIR" && swift build -c release --product peer-bench >&2); then
+    log "error: peer-bench failed to build (needs liblmdb-dev and libsqlite3-dev)"
+    exit 1
+fi
+PEER="$(cd "$PEER_DIR" && swift build -c release --show-bin-path)/peer-bench"
+
+STRATA=""
+if [ -n "${SKIP_STRATA:-}" ]; then
+    log "SKIP_STRATA is set: comparing LMDB and SQLite only"
+elif [ -n "${STRATA_BENCH:-}" ]; then
+    STRATA="$STRATA_BENCH"
+else
+    log "building strata-bench (release)"
+    if (cd "$ROOT" && swift build -c release --product strata-bench >&2); then
+        STRATA="$(cd "$ROOT" && swift build -c release --show-bin-path)/strata-bench"
+    else
+        log "warning: strata-bench failed to build; comparing LMDB and SQLite only"
+    fi
+fi
+
+# --- run -------------------------------------------------------------------
+: > "$RESULTS"
+OUT="$(mktemp /tmp/bench-compare.XXXXXX)"
+trap 'rm -f "$OUT"' EXIT
+
+run() {  # run LABEL COMMAND...: keeps the JSON lines of stdout, stderr passes through
+    local label="$1"; shift
+    log "running $label: $*"
+    "$@" > "$OUT"
+    local rc=$?
+    cat "$OUT"
+    grep '^{' "$OUT" >> "$RESULTS"
+    [ $rc -eq 0 ] || log "warning: $label exited with status $rc"
+}
+
+if [ -n "$STRATA" ]; then
+    if [ -x "$STRATA" ]; then
+        run strata "$STRATA" "$@"
+    else
+        log "warning: $STRATA is not executable; skipping Strata"
+    fi
+fi
+# The engine flag comes last so it wins over anything in "$@".
+run lmdb "$PEER" "$@" --engine lmdb
+run sqlite "$PEER" "$@" --engine sqlite
+
+log "results: $RESULTS"
+
+# --- report ----------------------------------------------------------------
+CMD="$(printf '%q ' "$0" "$@")"
+CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+VERSIONS="$(dpkg-query -W -f='${Package} ${Version}; ' liblmdb0 libsqlite3-0 2>/dev/null || true)"
+
+python3 - "$RESULTS" "$CMD" "$(nproc)" "$CPU" "$(uname -sr)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$VERSIONS" <<'PY' | tee "$TABLE"
+import json, sys
+
+path, cmd, ncpu, cpu, kernel, date, versions = sys.argv[1:8]
+engines = ["strata", "lmdb", "sqlite"]
+results = {}   # (engine, workload) -> record (last one wins)
+order = []     # workloads in first-seen order
+with open(path) as f:
+    for line in f:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        key = (r.get("engine"), r.get("workload"))
+        results[key] = r
+        if r.get("workload") not in order:
+            order.append(r.get("workload"))
+
+# (label, workload, field) rows; ops/s rows are higher-is-better, the others lower-is-better.
+rows = []
+for w in order:
+    rows.append((f"{w} (ops/s)", w, "ops_per_sec"))
+    if w == "mixed":
+        rows.append(("mixed readers (gets/s, total)", w, "reader_gets_per_sec"))
+    if w == "notify":
+        rows += [("notify p50 (us)", w, "p50_us"), ("notify p99 (us)", w, "p99_us"),
+                 ("notify max (us)", w, "max_us"), ("notify observer cpu (%)", w, "cpu_percent"),
+                 ("notify idle observer cpu (%)", w, "idle_cpu_percent")]
+
+def get(engine, w, field):
+    v = results.get((engine, w), {}).get(field)
+    return v if isinstance(v, (int, float)) else None
+
+def fmt(v):
+    if v is None:
+        return "–"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.2f}" if abs(v) >= 1 else f"{v:.3f}"
+
+records = sorted({r.get("records") for r in results.values() if r.get("records") is not None})
+print("## Strata vs LMDB vs SQLite")
+print()
+print(f"- command: `{cmd.strip()}`")
+print(f"- records: {', '.join(map(str, records)) or '–'}")
+print(f"- machine: {ncpu} cores, {cpu}, {kernel}")
+if versions.strip():
+    print(f"- peers: {versions.strip().rstrip(';')}")
+print(f"- date: {date}")
+print()
+print("| workload | strata | lmdb | sqlite | strata/lmdb |")
+print("|---|---:|---:|---:|---:|")
+for label, w, field in rows:
+    vals = [get(e, w, field) for e in engines]
+    s, l = vals[0], vals[1]
+    ratio = f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–"
+    print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} |")
+print()
+print("ops/s rows: higher is better; latency (us) and cpu (%) rows: lower is better.")
+PY
+log "table: $TABLE"
