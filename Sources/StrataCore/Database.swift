@@ -161,6 +161,7 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` in a read transaction that ends when it returns.
+    @discardableResult
     public func read<Result>(_ body: (ReadTransaction) throws -> Result) throws -> Result {
         let transaction = try beginRead()
         defer { transaction.end() }
@@ -197,6 +198,7 @@ public final class Database: Sendable {
 
     /// Runs `body` in the write transaction and commits it; if `body` throws, nothing is written.
     /// Other writers in this process wait; a nested call throws `misuse`.
+    @discardableResult
     public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
         try checkOpen()
         guard let writer else { throw StrataError.readOnly }
