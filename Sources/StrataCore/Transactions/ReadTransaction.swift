@@ -6,12 +6,17 @@
 /// deinit) gives the slot back, so values are handed out without copying.
 public final class ReadTransaction: Transaction {
     private let slot: Int
-    /// When the snapshot was taken (monotonic ns), for reporting how long it has been pinned.
+    /// When the snapshot's generation was committed (ns since 1970).
     public let commitTime: UInt64
+    /// The snapshot's free-page tree (for verification and statistics).
+    let freeTree: TreeRecord
+    /// The snapshot's high-water mark.
+    public var pageCount: UInt64 { access.committedPageCount }
 
     init(database: Database, access: PageAccess, meta: MetaPage, slot: Int) {
         self.slot = slot
         commitTime = meta.commitTime
+        freeTree = meta.freeTree
         super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
     }
 
