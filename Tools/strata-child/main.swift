@@ -1,1 +1,102 @@
-print("todo")
+// A child process for Strata's multi-process tests. Tests never fork the test process; they run
+// this executable with a role and talk to it over stdin/stdout, one line per message.
+import Foundation
+import StrataCore
+
+/// One unbuffered line to the parent.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    say("error \(message)")
+    exit(2)
+}
+
+func value(_ view: ByteView?) -> String { view.map { String(decoding: $0.bytes, as: UTF8.self) } ?? "nil" }
+
+/// The content commit `i` of the crash-loop writer leaves: `counter = i` and items (i-49)...i.
+func crashLoopItem(_ i: Int) -> [UInt8] {
+    let length = i % 13 == 0 ? 6000 + i % 1000 : 40 + i % 90
+    return (0..<length).map { UInt8(truncatingIfNeeded: i &* 31 &+ $0) }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let role = arguments.first, arguments.count >= 2 else {
+    fail("usage: strata-child ROLE STORE [ARGS...]")
+}
+let path = arguments[1]
+
+do {
+    switch role {
+    case "watch":
+        // Prints every new value of t/k until it equals the expected final one.
+        let expected = arguments[2]
+        let db = try Database(path: path, mode: .readOnly)
+        var last = ""
+        say("ready")
+        while true {
+            let current = try db.read { tx in try tx.treeIfPresent("t").map { value(try tx.get("k", in: $0)) } ?? "nil" }
+            if current != last {
+                say("seen \(current)")
+                last = current
+            }
+            if current == expected { break }
+            usleep(200)
+        }
+    case "snapshot":
+        // Holds one snapshot across the parent's commits.
+        let db = try Database(path: path, mode: .readOnly)
+        let tx = try db.beginRead()
+        say("value \(value(try tx.get("k", in: tx.tree("t"))))")
+        _ = readLine()
+        say("value \(value(try tx.get("k", in: tx.tree("t"))))")
+        tx.end()
+        say("fresh \(try db.read { value(try $0.get("k", in: $0.tree("t"))) })")
+    case "try-write":
+        do {
+            _ = try Database(path: path)
+            say("opened")
+        } catch let error as StrataError {
+            if case .writerLocked(_, let pid) = error { say("locked \(pid)") } else { say("error \(error)") }
+        }
+    case "hold-writer":
+        // Commits `count` values of t/k, reports, then waits to be killed.
+        let count = Int(arguments[2]) ?? 1
+        let db = try Database(path: path)
+        for i in 1...count {
+            try db.write { tx in try tx.put("k", "v\(i)", in: try tx.openOrCreateTree("t")) }
+        }
+        say("committed \(count)")
+        while true { sleep(1) }
+    case "pin-reader":
+        let db = try Database(path: path, mode: .readOnly)
+        let tx = try db.beginRead()
+        say("pinned \(tx.generation)")
+        while true { sleep(1) }
+    case "crash-writer":
+        // Commits forever: commit i sets counter = i, adds item i, deletes item i-50.
+        var options = DatabaseOptions()
+        options.durability = [Durability.full, .noMetaSync, .none][Int(arguments[2]) ?? 0]
+        let db = try Database(path: path, options: options)
+        var next = try db.read { tx -> Int in
+            guard let t = try tx.treeIfPresent("items"), let counter = try tx.get("counter", in: t) else { return 1 }
+            return Int(String(decoding: counter.bytes, as: UTF8.self))! + 1
+        }
+        while true {
+            let i = next
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("items")
+                try tx.put("counter", String(i), in: t)
+                try tx.put("item-\(i)", crashLoopItem(i), in: t)
+                try tx.delete("item-\(i - 50)", in: t)
+            }
+            say("committed \(i)")
+            next += 1
+        }
+    default:
+        fail("unknown role \(role)")
+    }
+} catch {
+    fail("\(error)")
+}

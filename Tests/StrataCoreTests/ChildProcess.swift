@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// A real child process running `strata-child`, with line-based stdin/stdout.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private struct Received { var partial = Data(); var lines: [String] = [] }
+    private final class Inbox: Sendable { let state = Mutex(Received()) }
+    private let inbox = Inbox()
+    private var consumed = 0
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: builtExecutable("strata-child"))
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        let inbox = self.inbox
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil; return }
+            inbox.state.withLock { state in
+                state.partial.append(chunk)
+                while let newline = state.partial.firstIndex(of: 0x0A) {
+                    state.lines.append(String(decoding: state.partial[state.partial.startIndex..<newline], as: UTF8.self))
+                    state.partial.removeSubrange(state.partial.startIndex...newline)
+                }
+            }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        output.fileHandleForReading.readabilityHandler = nil
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// The next line from the child, waiting up to `timeout` seconds.
+    func nextLine(timeout: Double = 20) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let index = consumed
+            let line: String? = inbox.state.withLock { $0.lines.count > index ? $0.lines[index] : nil }
+            if let line {
+                consumed += 1
+                return line
+            }
+            usleep(1000)
+        }
+        return nil
+    }
+
+    /// Every line received so far, without consuming.
+    var allLines: [String] { inbox.state.withLock { $0.lines } }
+
+    /// Skips lines until one starts with `prefix`; returns it.
+    func waitFor(_ prefix: String, timeout: Double = 20) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard let line = nextLine(timeout: deadline.timeIntervalSinceNow) else { return nil }
+            if line.hasPrefix(prefix) { return line }
+            if line.hasPrefix("error") { return line }
+        }
+        return nil
+    }
+
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func killHard() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @discardableResult
+    func waitForExit(timeout: Double = 30) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(2000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+}
