@@ -152,7 +152,8 @@ public final class Database: Sendable {
         do {
             let meta = try snapshotMeta(slot: slot)
             let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
-            let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false)
+            let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
+                                    verifiesChecksums: options.verifyChecksums)
             return ReadTransaction(database: self, access: access, meta: meta, slot: slot)
         } catch {
             readers.releaseSlot(slot)
@@ -234,7 +235,8 @@ public final class Database: Sendable {
         lockFile.oldestPinned.pointee.store(oldest ?? 0, ordering: .relaxed)
         let limit = min(base.transactionID, oldest ?? base.transactionID)
         let mapBase = try mapping.base(covering: Int(base.pageCount) * pageSize)
-        let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true)
+        let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true,
+                                verifiesChecksums: options.verifyChecksums)
         return WriteTransaction(database: self, access: access, base: base, reuseLimit: limit)
     }
 }

@@ -44,6 +44,10 @@ public struct DatabaseOptions: Sendable {
     /// Permissions of files and the directory created for a new store.
     public var fileMode: mode_t = 0o600
     public var writerLockWait: WriterLockWait = .fail
+    /// Verify the checksum of every page a transaction reads from the file (about 0.5 µs per 4 KiB
+    /// page). Off by default: page structure is always validated on read, and `check()` verifies
+    /// every checksum; turn it on where a flipped bit in a value must never be returned.
+    public var verifyChecksums = false
     /// Test seam: substitutes the data file's write path (fault injection, power-loss simulation).
     var dataFileIO: (@Sendable (PosixFile) -> any DataFileIO)?
 

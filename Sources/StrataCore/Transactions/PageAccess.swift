@@ -12,10 +12,13 @@ final class PageAccess {
     /// Dirty pages of a write transaction, keyed by page number.
     var dirty: [UInt64: PageBuffer] = [:]
     let isWritable: Bool
+    let verifiesChecksums: Bool
     /// Incremented by every modification; cursors compare it to detect that their pages moved.
     var modificationCount = 0
 
-    init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool) {
+    init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool,
+         verifiesChecksums: Bool = false) {
+        self.verifiesChecksums = verifiesChecksums
         self.pageSize = pageSize
         self.base = base
         self.committedPageCount = committedPageCount
@@ -31,7 +34,16 @@ final class PageAccess {
         guard number >= PageLayout.metaPageCount, number < committedPageCount else {
             throw StrataError.corruptPage(page: number, reason: "page number outside the file (2..<\(committedPageCount))")
         }
-        return try Page(validating: base + Int(number) * pageSize, size: pageSize, number: number)
+        let address = base + Int(number) * pageSize
+        if verifiesChecksums { try verifyChecksum(address, pages: 1, number: number) }
+        return try Page(validating: address, size: pageSize, number: number)
+    }
+
+    private func verifyChecksum(_ address: UnsafeRawPointer, pages: Int, number: UInt64) throws {
+        let stored = address.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
+        guard stored == PageBuffer.checksum(of: address, byteCount: pages * pageSize) else {
+            throw StrataError.corruptPage(page: number, reason: "checksum mismatch")
+        }
     }
 
     /// The owner that keeps the memory of page `number` alive.
@@ -63,6 +75,7 @@ final class PageAccess {
             }
             start = base + Int(number) * pageSize
             owner = mapping
+            if verifiesChecksums { try verifyChecksum(start, pages: pages, number: number) }
         }
         guard start.loadUnaligned(as: UInt64.self) == number,
               start.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.overflow.rawValue,

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+/// Damaged, truncated and foreign files give typed errors, never a crash.
+@Suite struct CorruptInputTests {
+    /// A store with several committed generations and a multi-level tree.
+    func makeStore() throws -> TemporaryDirectory {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        for round in 0..<3 {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("t")
+                for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(round) \(i)", in: t) }
+            }
+        }
+        db.close()
+        return dir
+    }
+
+    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: offset)
+        handle.write(Data(bytes))
+        try handle.close()
+    }
+
+    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
+        let handle = try #require(FileHandle(forReadingAtPath: path))
+        try handle.seek(toOffset: offset)
+        return Array(handle.readData(ofLength: count))
+    }
+
+    @Test func truncatedDataFile() throws {
+        let dir = try makeStore()
+        let data = dir.path + "/data"
+        let (pageCount, pageSize) = try Database(path: dir.path, mode: .readOnly).read { ($0.pageCount, $0.database.pageSize) }
+        truncate(data, off_t((pageCount - 1) * UInt64(pageSize)))
+        #expect {
+            _ = try Database(path: dir.path, mode: .readOnly)
+        } throws: { error in
+            guard case StrataError.truncatedFile = error else { return false }
+            return true
+        }
+    }
+
+    @Test func corruptNewestMetaFallsBackToThePreviousCommit() throws {
+        let dir = try makeStore()
+        let db0 = try Database(path: dir.path, mode: .readOnly)
+        let generation = db0.generation
+        let pageSize = db0.pageSize
+        db0.close()
+        // Flip a byte inside the newest meta (slot generation % 2).
+        let offset = UInt64(Int(generation % 2) * pageSize + 60)
+        let original = try read(dir.path + "/data", at: offset, count: 1)
+        try patch(dir.path + "/data", at: offset, [original[0] ^ 0xFF])
+        let db = try Database(path: dir.path)
+        #expect(db.generation == generation - 1)
+        try db.read { tx throws in #expect(try tx.string("key 00001", in: tx.tree("t")) == "value 1 1") }
+        #expect(try db.check().isClean)
+        // The next commit overwrites the damaged slot and the store moves on.
+        try db.write { tx in try tx.put("after", "repair", in: try tx.tree("t")) }
+        #expect(db.generation == generation)
+    }
+
+    @Test func bothMetasCorrupt() throws {
+        let dir = try makeStore()
+        let pageSize = try Database(path: dir.path, mode: .readOnly).pageSize
+        try patch(dir.path + "/data", at: 100, [0xAA, 0xBB])
+        try patch(dir.path + "/data", at: UInt64(pageSize + 100), [0xAA, 0xBB])
+        #expect {
+            _ = try Database(path: dir.path, mode: .readOnly)
+        } throws: { error in
+            guard case StrataError.corruptMeta = error else { return false }
+            return true
+        }
+    }
+
+    @Test func foreignFiles() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+        try Data("this is not a database, it is a shopping list\n".utf8 + Data(repeating: 0x41, count: 9000))
+            .write(to: URL(fileURLWithPath: dir.path + "/data"))
+        #expect(throws: StrataError.notAStore(path: dir.path, reason: "the data file does not start with a Strata header")) {
+            _ = try Database(path: dir.path)
+        }
+        let plainFile = dir.parent + "/plain.txt"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: plainFile))
+        #expect(throws: StrataError.notAStore(path: plainFile, reason: "it is not a directory")) {
+            _ = try Database(path: plainFile)
+        }
+        let empty = dir.parent + "/empty.strata"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        #expect(throws: StrataError.notAStore(path: empty, reason: "it has no data file (open it read-write to create a store)")) {
+            _ = try Database(path: empty, mode: .readOnly)
+        }
+        let link = dir.parent + "/link.strata"
+        let real = try makeStore()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real.path)
+        #expect(throws: StrataError.notAStore(path: link, reason: "it is a symbolic link; open the directory it points to")) {
+            _ = try Database(path: link)
+        }
+    }
+
+    @Test func futureFormatVersion() throws {
+        let dir = try makeStore()
+        let db0 = try Database(path: dir.path, mode: .readOnly)
+        let pageSize = db0.pageSize
+        db0.close()
+        // Rewrite both metas as format 2 with valid checksums: a newer Strata wrote this store.
+        for slot in 0..<2 {
+            let offset = UInt64(slot * pageSize)
+            var meta = try read(dir.path + "/data", at: offset, count: MetaPage.encodedSize)
+            meta.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: UInt32(2), toByteOffset: 40, as: UInt32.self)
+                raw.storeBytes(of: Checksum.hash(raw.baseAddress!, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
+            }
+            try patch(dir.path + "/data", at: offset, meta)
+        }
+        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: 2, supported: PageLayout.formatVersion)) {
+            _ = try Database(path: dir.path, mode: .readOnly)
+        }
+    }
+
+    @Test func flippedBytesInTreePagesAreReportedNotCrashed() throws {
+        let seed = testSeed("flippedBytes")
+        var random = SeededGenerator(seed: seed)
+        for trial in 0..<40 {
+            let dir = try makeStore()
+            let data = dir.path + "/data"
+            let size = try FileManager.default.attributesOfItem(atPath: data)[.size] as! UInt64
+            let pageSize = 4096
+            // Damage a few bytes of some tree page (never the metas).
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                let offset = UInt64.random(in: UInt64(2 * pageSize)..<size, using: &random)
+                try patch(data, at: offset, [UInt8.random(in: 0...255, using: &random)])
+            }
+            let db = try Database(path: dir.path)
+            // Reads either succeed or throw a typed error; check() reports damage it finds.
+            do {
+                try db.read { tx throws in
+                    let t = try tx.tree("t")
+                    try tx.scan(t) { _, _ in true }
+                    for i in 0..<600 { _ = try tx.get(String(format: "key %05d", i), in: t) }
+                }
+            } catch is StrataError {}
+            let report = try db.check()
+            _ = report.problems
+            // Writing over damage either works or fails cleanly.
+            do { try db.write { tx in try tx.put("key 00007", "x", in: try tx.tree("t")) } } catch is StrataError {}
+            _ = trial
+        }
+    }
+
+    @Test func checkFindsAFlippedValueByte() throws {
+        let dir = try makeStore()
+        let db0 = try Database(path: dir.path)
+        // Find the leaf holding a known value and flip one byte of the value.
+        let (page, offset) = try db0.read { tx -> (UInt64, Int) in
+            let value = try #require(try tx.get("key 00300", in: tx.tree("t")))
+            let address = value.withUnsafeBytes { UInt(bitPattern: $0.baseAddress!) }
+            let base = UInt(bitPattern: tx.access.base)
+            let distance = Int(address - base)
+            return (UInt64(distance / db0.pageSize), distance)
+        }
+        db0.close()
+        let original = try read(dir.path + "/data", at: UInt64(offset), count: 1)
+        try patch(dir.path + "/data", at: UInt64(offset), [original[0] ^ 0x01])
+        let report = try Database(path: dir.path, mode: .readOnly).check()
+        #expect(report.problems.contains { $0.contains("page \(page) fails its checksum") })
+        var options = DatabaseOptions()
+        options.verifyChecksums = true
+        let paranoid = try Database(path: dir.path, mode: .readOnly, options: options)
+        #expect {
+            try paranoid.read { tx in _ = try tx.get("key 00300", in: tx.tree("t")) }
+        } throws: { error in
+            guard case StrataError.corruptPage(let number, _) = error else { return false }
+            return number == page
+        }
+    }
+}
