@@ -201,26 +201,40 @@ public final class Database: Sendable {
     /// Other writers in this process wait; a nested call throws `misuse`.
     @discardableResult
     public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
+        let transaction = try beginWrite()
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    /// Begins the write transaction, waiting for any other one in this process to finish. It must
+    /// end with `commit()` or `abort()` (deinit aborts); until then other writers here wait.
+    public func beginWrite() throws -> WriteTransaction {
         try checkOpen()
         guard let writer else { throw StrataError.readOnly }
         let thread = UInt(pthread_self())
         guard writer.owner.load(ordering: .relaxed) != thread else {
             throw StrataError.misuse("write transactions cannot be nested; use the transaction you already have")
         }
-        return try writer.lock.withLock {
-            writer.owner.store(thread, ordering: .relaxed)
-            defer { writer.owner.store(0, ordering: .relaxed) }
+        writer.lock.lock()
+        writer.owner.store(thread, ordering: .relaxed)
+        do {
             try checkOpen()
-            let transaction = try beginWrite(writer)
-            do {
-                let result = try body(transaction)
-                try transaction.commit(session: writer)
-                return result
-            } catch {
-                transaction.abort()
-                throw error
-            }
+            return try beginWrite(writer)
+        } catch {
+            releaseWriter(writer)
+            throw error
         }
+    }
+
+    func releaseWriter(_ writer: WriterSession) {
+        writer.owner.store(0, ordering: .relaxed)
+        writer.lock.unlock()
     }
 
     private func beginWrite(_ writer: WriterSession) throws -> WriteTransaction {
@@ -237,6 +251,6 @@ public final class Database: Sendable {
         let mapBase = try mapping.base(covering: Int(base.pageCount) * pageSize)
         let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true,
                                 verifiesChecksums: options.verifyChecksums)
-        return WriteTransaction(database: self, access: access, base: base, reuseLimit: limit)
+        return WriteTransaction(database: self, session: writer, access: access, base: base, reuseLimit: limit)
     }
 }

@@ -1,22 +1,27 @@
 import Glibc
 
-/// A plain mutex that may be held across user code (the write transaction's body). Blocking:
-/// never wait on it from the cooperative thread pool (the async APIs hop to a dedicated thread).
+/// A binary semaphore used as the in-process writer lock. Unlike a mutex it may be released by a
+/// different thread than the one that took it, so a write transaction can begin on one thread and
+/// commit on another (async code hops threads). Blocking: never wait on it from the cooperative
+/// thread pool (the async APIs hop to a dedicated thread).
 final class BlockingLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let semaphore: UnsafeMutablePointer<sem_t>
 
     init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        semaphore = .allocate(capacity: 1)
+        sem_init(semaphore, 0, 1)
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        sem_destroy(semaphore)
+        semaphore.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    func lock() {
+        while sem_wait(semaphore) != 0 && errno == EINTR {}
+    }
+
+    func unlock() { sem_post(semaphore) }
 
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()

@@ -2,11 +2,14 @@ import Glibc
 
 /// The commit protocol. Order matters; each step's comment says what it protects.
 extension WriteTransaction {
-    func commit(session: Database.WriterSession) throws {
+    /// Makes every change durable (per the store's durability) and visible, as one new
+    /// generation. If it throws, nothing was committed and the transaction is over.
+    public func commit() throws {
         try checkActive()
         defer {
             isActive = false
             access.dirty.removeAll()
+            database.releaseWriter(session)
         }
         // 1. Trees changed by this transaction get their new records in the catalog.
         for index in trees.indices where trees[index].isDirty {

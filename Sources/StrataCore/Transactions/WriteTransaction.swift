@@ -16,12 +16,14 @@ public final class WriteTransaction: Transaction {
     /// The id this transaction commits as (the next generation).
     public let transactionID: UInt64
     let base: MetaPage
+    let session: Database.WriterSession
     var allocator: PageAllocator
     /// Reused across splits to avoid an allocation per split.
     let scratch: PageBuffer
 
-    init(database: Database, access: PageAccess, base: MetaPage, reuseLimit: UInt64) {
+    init(database: Database, session: Database.WriterSession, access: PageAccess, base: MetaPage, reuseLimit: UInt64) {
         transactionID = base.transactionID + 1
+        self.session = session
         self.base = base
         allocator = PageAllocator(nextPage: base.pageCount, committedPageCount: base.pageCount,
                                   freeTree: base.freeTree, reuseLimit: reuseLimit)
@@ -113,9 +115,14 @@ public final class WriteTransaction: Transaction {
         return removed
     }
 
-    /// Discards every change. Called automatically when the write block throws.
-    func abort() {
+    /// Discards every change and lets the next writer in. Called automatically when the write
+    /// block throws, and by deinit if neither `commit()` nor `abort()` was called.
+    public func abort() {
+        guard isActive else { return }
         isActive = false
         access.dirty.removeAll()
+        database.releaseWriter(session)
     }
+
+    deinit { abort() }
 }
