@@ -94,6 +94,62 @@ do {
             say("committed \(i)")
             next += 1
         }
+    case "observe":
+        // Observes commits touching `filter` (or every tree if "*") until generation >= target.
+        let filter = arguments[2] == "*" ? nil : Set(arguments[2].split(separator: ",").map(String.init))
+        let target = UInt64(arguments[3])!
+        let db = try Database(path: path, mode: .readOnly)
+        let stream = try db.changes(trees: filter)
+        say("ready \(stream.generation)")
+        var seen = stream.generation
+        if seen < target {
+            for await event in stream {
+                say("event \(event.generation) \(event.changedTrees.sorted().joined(separator: ","))")
+                seen = event.generation
+                if seen >= target { break }
+            }
+        }
+        let final = try db.read { tx in try tx.treeIfPresent("a").map { value(try tx.get("k", in: $0)) } ?? "nil" }
+        say("final \(final)")
+    case "standby":
+        // Waits to become the writer, then commits t/k = "standby PID" and keeps the lock.
+        var options = DatabaseOptions()
+        options.writerLockWait = .forever
+        say("waiting")
+        let db = try Database(path: path, options: options)
+        say("writer \(getpid())")
+        let first = Int(arguments[2]) ?? 1, last = Int(arguments[3]) ?? first
+        for i in first...last {
+            try db.write { tx in
+                try tx.put("k", "v\(i)", in: try tx.openOrCreateTree("a"))
+                try tx.put("owner", "standby \(getpid())", in: try tx.openOrCreateTree("t"))
+            }
+            usleep(2000)
+        }
+        say("committed \(last)")
+        while true { sleep(1) }
+    case "writer-series":
+        // Commits a/k = v1...vN, one commit every 2 ms, then waits to be killed.
+        let count = Int(arguments[2]) ?? 1
+        let db = try Database(path: path)
+        for i in 1...count {
+            try db.write { tx in try tx.put("k", "v\(i)", in: try tx.openOrCreateTree("a")) }
+            usleep(2000)
+        }
+        say("committed \(count)")
+        while true { sleep(1) }
+    case "poller-lifecycle":
+        let db = try Database(path: path, mode: .readOnly)
+        say("before \(ChangeMonitor.shared.isRunning)")
+        let stream = try db.changes()
+        say("subscribed \(ChangeMonitor.shared.isRunning)")
+        let task = Task { for await _ in stream {}; return "ended" }
+        usleep(20_000)
+        task.cancel()
+        say("iteration \(await task.value)")
+        var waited = 0
+        while ChangeMonitor.shared.isRunning && waited < 5000 { usleep(1000); waited += 1 }
+        say("after \(ChangeMonitor.shared.isRunning) \(ChangeMonitor.shared.subscriberCount)")
     default:
         fail("unknown role \(role)")
     }

@@ -1,0 +1,152 @@
+import CStrataSystem
+import Glibc
+import Synchronization
+
+/// The one poller of this process. It watches the generation counter of every store that has a
+/// subscribed `ChangeStream` (one atomic load per store per tick, no syscall, no futex, no signal)
+/// and turns a change into events for that store's streams.
+///
+/// Schedule: right after a change it polls every `fastInterval` for `hotWindow`, then backs off
+/// exponentially to `idleInterval`. It runs on its own thread (never the cooperative pool), starts
+/// with the first subscription and exits when the last stream ends.
+public final class ChangeMonitor: @unchecked Sendable {
+    public static let shared = ChangeMonitor()
+
+    private struct Watched {
+        let database: Database
+        var generation: UInt64
+        var streams: [ChangeStream]
+        var schedule: PollingSchedule
+    }
+
+    private struct State {
+        var watched: [ObjectIdentifier: Watched] = [:]
+        var isRunning = false
+        var wakeCount: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private static let serials = Atomic<UInt64>(1)
+
+    /// Whether the poller thread is running (it runs exactly while some stream is subscribed).
+    public var isRunning: Bool { state.withLock { $0.isRunning } }
+    /// Streams subscribed in this process.
+    public var subscriberCount: Int { state.withLock { $0.watched.values.reduce(0) { $0 + $1.streams.count } } }
+    /// Poller wake-ups so far (to observe its schedule in tests and benchmarks).
+    public var wakeCount: UInt64 { state.withLock { $0.wakeCount } }
+
+    func subscribe(_ database: Database, trees: Set<String>?, schedule: PollingSchedule) throws -> ChangeStream {
+        // The stream starts from the current snapshot: only later commits produce events.
+        let (generation, stamps) = try database.read { transaction -> (UInt64, [String: UInt64]) in
+            var stamps: [String: UInt64] = [:]
+            for name in try trees.map({ Array($0) }) ?? transaction.treeNames() {
+                if let tree = try transaction.treeIfPresent(name) { stamps[name] = try transaction.record(of: tree).lastModified }
+            }
+            return (transaction.generation, stamps)
+        }
+        let stream = ChangeStream(database: database, trees: trees, identifier: ChangeMonitor.serials.add(1, ordering: .relaxed).newValue,
+                                  generation: generation, treeStamps: stamps)
+        let mustStart = state.withLock { state -> Bool in
+            let key = ObjectIdentifier(database)
+            if state.watched[key] == nil {
+                state.watched[key] = Watched(database: database, generation: generation, streams: [], schedule: schedule)
+            }
+            state.watched[key]!.streams.append(stream)
+            state.watched[key]!.generation = min(state.watched[key]!.generation, generation)
+            if schedule.fastInterval < state.watched[key]!.schedule.fastInterval || schedule.spinsWhenHot {
+                state.watched[key]!.schedule = schedule
+            }
+            defer { state.isRunning = true }
+            return !state.isRunning
+        }
+        if mustStart { startThread() }
+        return stream
+    }
+
+    func unsubscribe(_ stream: ChangeStream) {
+        state.withLock { state in
+            let key = ObjectIdentifier(stream.database)
+            state.watched[key]?.streams.removeAll { $0 === stream }
+            if state.watched[key]?.streams.isEmpty == true { state.watched[key] = nil }
+        }
+    }
+
+    private func startThread() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let monitor = Unmanaged<ChangeMonitor>.fromOpaque(context!).takeRetainedValue()
+            monitor.run()
+            return nil
+        }, context)
+        if result == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<ChangeMonitor>.fromOpaque(context).release()
+            state.withLock { $0.isRunning = false }
+        }
+    }
+
+    private func run() {
+        _ = strata_set_timer_slack(1000)
+        var lastChange = Clock.monotonicNanoseconds()
+        var interval: Double = 0
+        while true {
+            let targets: [(Database, UInt64, PollingSchedule)]? = state.withLock { state in
+                state.wakeCount += 1
+                if state.watched.isEmpty {
+                    state.isRunning = false
+                    return nil
+                }
+                return state.watched.values.map { ($0.database, $0.generation, $0.schedule) }
+            }
+            guard let targets else { return }
+            var changed = false
+            for (database, seen, _) in targets where database.generation != seen {
+                changed = true
+                deliver(database)
+            }
+            let now = Clock.monotonicNanoseconds()
+            if changed { lastChange = now }
+            let fast = targets.map(\.2.fastInterval).min() ?? 50e-6
+            let idle = targets.map(\.2.idleInterval).min() ?? 0.02
+            let hot = Double(now - lastChange) / 1e9 < (targets.map(\.2.hotWindow).max() ?? 0.25)
+            if hot {
+                interval = fast
+                if targets.contains(where: { $0.2.spinsWhenHot }) {
+                    sched_yield()
+                    continue
+                }
+            } else {
+                interval = min(max(interval * 2, fast), idle)
+            }
+            var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - Double(Int(interval))) * 1e9))
+            var remaining = timespec()
+            while nanosleep(&pause, &remaining) != 0 && errno == EINTR { pause = remaining }
+        }
+    }
+
+    /// Computes and hands out the events for one store's streams from one new snapshot.
+    private func deliver(_ database: Database) {
+        let key = ObjectIdentifier(database)
+        let streams = state.withLock { $0.watched[key]?.streams ?? [] }
+        do {
+            let transaction = try database.beginRead()
+            defer { transaction.end() }
+            for stream in streams { try stream.deliver(from: transaction) }
+            state.withLock { $0.watched[key]?.generation = transaction.generation }
+        } catch {
+            // The store was closed or cannot be read: its streams end.
+            for stream in streams { stream.cancel() }
+        }
+    }
+}
+
+extension Database {
+    /// Commits to this store from any process (this one included), as they happen. `trees`
+    /// restricts events to commits that changed one of those trees.
+    public func changes(trees: Set<String>? = nil, schedule: PollingSchedule = .standard) throws -> ChangeStream {
+        try checkOpen()
+        return try ChangeMonitor.shared.subscribe(self, trees: trees, schedule: schedule)
+    }
+}

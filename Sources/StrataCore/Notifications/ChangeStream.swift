@@ -1,0 +1,104 @@
+import Synchronization
+
+/// An `AsyncSequence` of `CommitEvent`s for one store, fed by the process's `ChangeMonitor`.
+/// It ends when the iterating task is cancelled or `cancel()` is called; the poller stops when the
+/// last stream of the process ends.
+public final class ChangeStream: AsyncSequence, Sendable {
+    public typealias Element = CommitEvent
+
+    let database: Database
+    /// nil observes every tree.
+    let trees: Set<String>?
+    let identifier: UInt64
+    private let state: Mutex<State>
+
+    struct State {
+        var pending: CommitEvent?
+        var waiter: CheckedContinuation<CommitEvent?, Never>?
+        var finished = false
+        /// Generation and per-tree last-modified stamps the next event is computed against.
+        var generation: UInt64
+        var treeStamps: [String: UInt64]
+    }
+
+    init(database: Database, trees: Set<String>?, identifier: UInt64, generation: UInt64, treeStamps: [String: UInt64]) {
+        self.database = database
+        self.trees = trees
+        self.identifier = identifier
+        state = Mutex(State(generation: generation, treeStamps: treeStamps))
+    }
+
+    /// The generation this stream's view is at (its last delivered or pending event).
+    public var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Ends the stream; an iteration waiting for the next event returns nil.
+    public func cancel() {
+        let waiter = state.withLock { state -> CheckedContinuation<CommitEvent?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+        ChangeMonitor.shared.unsubscribe(self)
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Called by the poller with a read transaction on the new snapshot.
+    func deliver(from transaction: ReadTransaction) throws {
+        let (previous, oldStamps) = state.withLock { ($0.generation, $0.treeStamps) }
+        guard transaction.generation > previous else { return }
+        var stamps: [String: UInt64] = [:]
+        var changed = Set<String>()
+        let names = try trees.map { Array($0) } ?? transaction.treeNames()
+        for name in names {
+            let stamp = try transaction.treeIfPresent(name).map { try transaction.record(of: $0).lastModified }
+            if let stamp { stamps[name] = stamp }
+            if stamp != oldStamps[name] { changed.insert(name) }
+        }
+        if trees == nil {
+            for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
+        }
+        let event = CommitEvent(generation: transaction.generation, previousGeneration: previous,
+                                commitTime: transaction.commitTime, changedTrees: changed)
+        let waiter = state.withLock { state -> CheckedContinuation<CommitEvent?, Never>? in
+            state.generation = transaction.generation
+            state.treeStamps = stamps
+            // A filtered observer hears nothing about commits that did not touch its trees.
+            if trees != nil && changed.isEmpty { return nil }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = state.pending.map { $0.merged(with: event) } ?? event
+            return nil
+        }
+        waiter?.resume(returning: event)
+    }
+
+    private func next() async -> CommitEvent? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate: CommitEvent?? = state.withLock { state in
+                    if let pending = state.pending {
+                        state.pending = nil
+                        return .some(pending)
+                    }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: ChangeStream
+        public mutating func next() async -> CommitEvent? { await stream.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
+}

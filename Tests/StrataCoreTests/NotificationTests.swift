@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+@Suite(.serialized) struct NotificationTests {
+    @Test func streamReportsChangedTreesAndEndsAtTheStoreState() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in
+            try tx.put("k", "0", in: try tx.createTree("a"))
+            try tx.put("k", "0", in: try tx.createTree("b"))
+        }
+        let everything = try db.changes()
+        let onlyA = try db.changes(trees: ["a"])
+        let start = db.generation
+        try db.write { tx in try tx.put("k", "1", in: try tx.tree("b")) }   // b only
+        try db.write { tx in try tx.put("k", "2", in: try tx.tree("a")) }   // a only
+        try db.write { tx in try tx.dropTree(try tx.tree("b")) }            // b dropped
+        let final = db.generation
+        var changed = Set<String>()
+        for await event in everything {
+            changed.formUnion(event.changedTrees)
+            #expect(event.generation > start)
+            if event.generation == final { break }
+        }
+        #expect(changed == ["a", "b"])
+        var filteredEvents: [CommitEvent] = []
+        for await event in onlyA {
+            filteredEvents.append(event)
+            if event.generation >= start + 2 { break }
+        }
+        #expect(filteredEvents.allSatisfy { $0.changedTrees == ["a"] })
+        #expect(filteredEvents.last?.generation == start + 2)
+        everything.cancel()
+        onlyA.cancel()
+    }
+
+    @Test func cancellingTheTaskEndsTheStream() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let stream = try db.changes()
+        let task = Task { () -> Int in
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        try db.write { tx in try tx.put("k", "1", in: try tx.createTree("t")) }
+        while stream.generation < db.generation { try await Task.sleep(nanoseconds: 1_000_000) }
+        task.cancel()
+        #expect(await task.value <= 1)
+        #expect(stream.isFinished)
+    }
+
+    @Test func pollerStopsWhenTheLastObserverLeaves() throws {
+        let dir = TemporaryDirectory()
+        _ = try Database(path: dir.path)
+        let child = try ChildProcess(["poller-lifecycle", dir.path])
+        #expect(child.waitFor("before") == "before false")
+        #expect(child.waitFor("subscribed") == "subscribed true")
+        #expect(child.waitFor("iteration") == "iteration ended")
+        #expect(child.waitFor("after") == "after false 0")
+        #expect(child.waitForExit() == 0)
+    }
+
+    @Test func observerProcessSeesEveryCommitAcrossAStandbyTakeover() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let db = try Database(path: dir.path)
+            try db.write { tx in
+                try tx.put("k", "v0", in: try tx.createTree("a"))
+                try tx.put("k", "x", in: try tx.createTree("b"))
+            }
+        }
+        // generation 1 now; the writer commits 10 more, the standby 10 more: 21 in the end.
+        let observer = try ChildProcess(["observe", dir.path, "a", "21"])
+        #expect(observer.waitFor("ready") == "ready 1")
+        let writer = try ChildProcess(["writer-series", dir.path, "10"])
+        #expect(writer.waitFor("committed") == "committed 10")
+        let standbyA = try ChildProcess(["standby", dir.path, "11", "20"])
+        let standbyB = try ChildProcess(["standby", dir.path, "11", "20"])
+        #expect(standbyA.waitFor("waiting") == "waiting")
+        #expect(standbyB.waitFor("waiting") == "waiting")
+        usleep(100_000)
+        #expect(!standbyA.allLines.contains { $0.hasPrefix("writer") })
+        #expect(!standbyB.allLines.contains { $0.hasPrefix("writer") })
+        writer.killHard()
+        // Exactly one standby takes over.
+        let deadline = Date().addingTimeInterval(20)
+        var taker: ChildProcess?
+        while taker == nil && Date() < deadline {
+            if standbyA.allLines.contains(where: { $0.hasPrefix("committed") }) { taker = standbyA }
+            if standbyB.allLines.contains(where: { $0.hasPrefix("committed") }) { taker = standbyB }
+            usleep(2000)
+        }
+        let winner = try #require(taker)
+        let loser = winner === standbyA ? standbyB : standbyA
+        #expect(!loser.allLines.contains { $0.hasPrefix("writer") })
+        #expect(observer.waitFor("final", timeout: 30) == "final v20")
+        let events = observer.allLines.filter { $0.hasPrefix("event") }
+        #expect(!events.isEmpty)
+        #expect(events.allSatisfy { $0.hasSuffix(" a") })
+        #expect(events.last?.hasPrefix("event 21") == true)
+        let reader = try Database(path: dir.path, mode: .readOnly)
+        try reader.read { tx throws in
+            #expect(try tx.string("owner", in: tx.tree("t")) == "standby \(winner.pid)")
+        }
+        winner.killHard()
+        // The other standby takes over from the dead one.
+        #expect(loser.waitFor("writer", timeout: 20) == "writer \(loser.pid)")
+        loser.killHard()
+        observer.killHard()
+    }
+}
