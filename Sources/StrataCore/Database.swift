@@ -33,6 +33,7 @@ public final class Database: Sendable {
         var committed: MetaPage
         var fileSize: UInt64
         var lastReap: UInt64 = 0
+        var lastLongReaderCheck: UInt64 = 0
 
         init(committed: MetaPage, fileSize: UInt64) {
             self.committed = committed
@@ -247,6 +248,11 @@ public final class Database: Sendable {
             if readers.reapDeadReaders() > 0 { oldest = readers.oldestSnapshot() }
         }
         lockFile.oldestPinned.pointee.store(oldest ?? 0, ordering: .relaxed)
+        if let limit = options.longLivedReaderLimit, let report = options.onLongLivedReaders, oldest != nil,
+           now - writer.lastLongReaderCheck > 1_000_000_000 {
+            writer.lastLongReaderCheck = now
+            if let pinning = try? longLivedReaders(olderThan: limit), !pinning.isEmpty { report(pinning) }
+        }
         let limit = min(base.transactionID, oldest ?? base.transactionID)
         let mapBase = try mapping.base(covering: Int(base.pageCount) * pageSize)
         let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true,

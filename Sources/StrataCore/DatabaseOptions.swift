@@ -48,6 +48,11 @@ public struct DatabaseOptions: Sendable {
     /// page). Off by default: page structure is always validated on read, and `check()` verifies
     /// every checksum; turn it on where a flipped bit in a value must never be returned.
     public var verifyChecksums = false
+    /// When set, the writer checks (at most once a second, as a write transaction begins) for live
+    /// readers that have held one snapshot longer than this many seconds and reports them to
+    /// `onLongLivedReaders`: such a reader keeps the file from reusing space.
+    public var longLivedReaderLimit: Double?
+    public var onLongLivedReaders: (@Sendable ([ReaderInfo]) -> Void)?
     /// Test seam: substitutes the data file's write path (fault injection, power-loss simulation).
     var dataFileIO: (@Sendable (PosixFile) -> any DataFileIO)?
 

@@ -91,3 +91,41 @@ import Testing
         #expect(try db.check().isClean)
     }
 }
+
+@Suite(.serialized) struct ReaderHealthTests {
+    @Test func longLivedReaderIsReportedWithLagAndPinnedPages() throws {
+        let dir = TemporaryDirectory()
+        let reported = ReportedReaders()
+        var options = DatabaseOptions()
+        options.durability = .none
+        options.longLivedReaderLimit = 0.05
+        options.onLongLivedReaders = { readers in reported.add(readers) }
+        let db = try Database(path: dir.path, options: options)
+        func rewrite() throws {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("t")
+                for i in 0..<100 { try tx.put("key \(i)", [UInt8](repeating: UInt8(i % 256), count: 100), in: t) }
+            }
+        }
+        try rewrite()
+        let pinner = try ChildProcess(["pin-reader", dir.path])
+        #expect(pinner.waitFor("pinned") == "pinned 1")
+        usleep(100_000)
+        for _ in 0..<5 { try rewrite() }
+        let info = try #require(try db.readerReport().first { $0.pid == pinner.pid })
+        #expect(info.snapshot == 1 && info.lag == 5 && info.isAlive)
+        #expect(info.pinnedPages > 0)
+        #expect(info.age >= 0.05)
+        #expect(reported.pids.contains(pinner.pid))
+        pinner.killHard()
+        let dead = try #require(try db.readerReport().first { $0.pid == pinner.pid })
+        #expect(!dead.isAlive)
+    }
+}
+
+final class ReportedReaders: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [Int32] = []
+    func add(_ readers: [ReaderInfo]) { lock.withLock { seen += readers.map(\.pid) } }
+    var pids: [Int32] { lock.withLock { seen } }
+}

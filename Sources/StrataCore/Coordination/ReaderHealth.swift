@@ -1,3 +1,20 @@
+/// One reader of the store, as the writer (or `strata readers`) sees it.
+public struct ReaderInfo: Sendable, Equatable {
+    public let slot: Int
+    public let pid: Int32
+    /// The generation it reads; 0 when the slot is claimed but no transaction is open.
+    public let snapshot: UInt64
+    /// How many generations it is behind the newest commit.
+    public let lag: UInt64
+    /// Seconds since its snapshot was taken.
+    public let age: Double
+    /// Free pages the writer cannot reuse while this snapshot lives (freed by later commits).
+    public let pinnedPages: UInt64
+    /// False for a slot whose process died and that has not been reaped yet.
+    public let isAlive: Bool
+    public let isThisHandle: Bool
+}
+
 extension Database {
     /// The reader table as this process sees it: every claimed slot, live or not yet reaped.
     public func readerSlots() -> [ReaderSlotInfo] { readers.entries() }
@@ -9,4 +26,40 @@ extension Database {
 
     /// How many reader slots the lock file has.
     public var readerCapacity: Int { readers.capacity }
+
+    /// Every claimed reader slot with its lag, age, pinned pages and liveness.
+    public func readerReport() throws -> [ReaderInfo] {
+        let slots = readers.entries()
+        let current = generation
+        let now = Clock.wallNanoseconds()
+        // Pages freed by commit T are held back by every snapshot S <= T: count them once per
+        // distinct snapshot from the free tree of the current generation.
+        let freedByGeneration = try read { transaction -> [(UInt64, UInt64)] in
+            var counts: [(UInt64, UInt64)] = []
+            let cursor = Cursor(access: transaction.access, record: transaction.freeTree)
+            var more = try cursor.first()
+            while more {
+                let key = try cursor.key()
+                let freedBy = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                counts.append((freedBy, UInt64(try cursor.value().count / 8)))
+                more = try cursor.next()
+            }
+            return counts
+        }
+        return try slots.map { slot in
+            let busy = slot.snapshot != 0
+            let pinned = busy ? freedByGeneration.filter { $0.0 >= slot.snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 } : 0
+            let lockedByOwner = try lockFile.file.isLockedByOthers(offset: LockFile.slotLockByte(slot.slot))
+            let alive = slot.ownedByThisHandle || lockedByOwner
+            return ReaderInfo(slot: slot.slot, pid: slot.pid, snapshot: slot.snapshot,
+                              lag: busy && current > slot.snapshot ? current - slot.snapshot : 0,
+                              age: busy && now > slot.beganAt ? Double(now - slot.beganAt) / 1e9 : 0,
+                              pinnedPages: pinned, isAlive: alive, isThisHandle: slot.ownedByThisHandle)
+        }
+    }
+
+    /// Live readers whose snapshot is older than `seconds`.
+    public func longLivedReaders(olderThan seconds: Double) throws -> [ReaderInfo] {
+        try readerReport().filter { $0.isAlive && $0.snapshot != 0 && $0.age > seconds }
+    }
 }

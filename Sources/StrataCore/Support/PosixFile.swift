@@ -122,6 +122,21 @@ final class PosixFile: @unchecked Sendable {
         }
     }
 
+    /// Whether another open file description holds a lock on the byte (a pure query).
+    func isLockedByOthers(offset: Int64, length: Int64 = 1) throws -> Bool {
+        var request = flock()
+        request.l_type = Int16(F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while fcntl(descriptor, PosixFile.ofdGetLock, &request) != 0 {
+            if errno == EINTR { continue }
+            throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
+        }
+        return request.l_type != Int16(F_UNLCK)
+    }
+
     func unlock(offset: Int64, length: Int64 = 1) {
         var request = flock()
         request.l_type = Int16(F_UNLCK)
