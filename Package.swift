@@ -11,18 +11,26 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
+        // The engine-neutral benchmark harness, shared with Tools/PeerBench (LMDB, SQLite).
+        .library(name: "StrataBenchKit", targets: ["StrataBenchKit"]),
     ],
     targets: [
         // Engine: page file, B+tree, transactions, lock file, reader table, generation counter.
-        .target(name: "StrataCore", path: "Sources/StrataCore"),
+        .target(name: "StrataCore", dependencies: ["CStrataSystem"], path: "Sources/StrataCore"),
+        // prctl(PR_SET_TIMERSLACK) for the change poller: Swift cannot call variadic C functions.
+        .target(name: "CStrataSystem", path: "Sources/CStrataSystem"),
         // Typed layer: formats, indexes, coders, datastores, observation.
         .target(name: "Strata", dependencies: ["StrataCore"], path: "Sources/Strata"),
         .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore"], path: "Tools/strata"),
-        .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore"], path: "Tools/strata-bench"),
+        // Benchmark workloads written against a KVStore protocol; no dependency on the engine.
+        .target(name: "StrataBenchKit", path: "Tools/StrataBenchKit"),
+        .executableTarget(name: "strata-bench", dependencies: ["StrataCore", "StrataBenchKit"], path: "Tools/strata-bench"),
         // Child process used by the multi-process tests (tests never fork the test process).
-        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore"], path: "Tools/strata-child"),
-        .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "strata-child"], path: "Tests/StrataCoreTests"),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "strata-child"], path: "Tests/StrataTests"),
+        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataTestFixtures"], path: "Tools/strata-child"),
+        // Formats and helpers shared by the tests and strata-child.
+        .target(name: "StrataTestFixtures", dependencies: ["Strata"], path: "Tests/StrataTestFixtures"),
+        .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests"),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataTests"),
     ],
     swiftLanguageModes: [.v6]
 )

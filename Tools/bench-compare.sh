@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the same benchmark workloads on Strata (strata-bench), LMDB and SQLite (peer-bench)
 # on this machine, saves every JSON result line, and prints a markdown comparison table.
+# Both executables run the workload code of the StrataBenchKit library (Tools/StrataBenchKit).
 #
 # usage: Tools/bench-compare.sh [WORKLOAD ...] [--records N] [--batch B] [--duration S]
 #                               [--sync-commits N] [--notify-commits N] [--dir DIR] ...
@@ -8,12 +9,15 @@
 # environment:
 #   RESULTS=FILE        JSON lines output (default /tmp/strata-bench-results.jsonl);
 #                       the markdown table is also written next to it as FILE minus .jsonl plus .md
-#   STRATA_BENCH=PATH   use this strata-bench binary instead of building it
+#   STRATA_BENCH=PATH   use this strata-bench binary instead of building it (default: built
+#                       from the root package in release, in its own scratch path .build-bench
+#                       so it never touches the debug .build)
 #   SKIP_STRATA=1       do not build or run strata-bench (peers only)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="$ROOT/Tools/PeerBench"
+STRATA_SCRATCH="$ROOT/.build-bench"
 RESULTS="${RESULTS:-/tmp/strata-bench-results.jsonl}"
 TABLE="${RESULTS%.jsonl}.md"
 [ "$TABLE" = "$RESULTS" ] && TABLE="$RESULTS.md"
@@ -25,7 +29,7 @@ command -v python3 >/dev/null || { log "error: python3 is required for the table
 # --- build -----------------------------------------------------------------
 log "building peer-bench (release)"
 if ! (cd "$PEER_DIR" && swift build -c release --product peer-bench >&2); then
-    log "error: peer-bench failed to build (needs liblmdb-dev and libsqlite3-dev)"
+    log "error: peer-bench failed to build (needs liblmdb-dev, libsqlite3-dev and the root package's StrataBenchKit)"
     exit 1
 fi
 PEER="$(cd "$PEER_DIR" && swift build -c release --show-bin-path)/peer-bench"
@@ -37,8 +41,8 @@ elif [ -n "${STRATA_BENCH:-}" ]; then
     STRATA="$STRATA_BENCH"
 else
     log "building strata-bench (release)"
-    if (cd "$ROOT" && swift build -c release --product strata-bench >&2); then
-        STRATA="$(cd "$ROOT" && swift build -c release --show-bin-path)/strata-bench"
+    if (cd "$ROOT" && swift build -c release --product strata-bench --scratch-path "$STRATA_SCRATCH" >&2); then
+        STRATA="$(cd "$ROOT" && swift build -c release --scratch-path "$STRATA_SCRATCH" --show-bin-path)/strata-bench"
     else
         log "warning: strata-bench failed to build; comparing LMDB and SQLite only"
     fi

@@ -30,7 +30,8 @@ import Testing
             if event.generation >= start + 2 { break }
         }
         #expect(filteredEvents.allSatisfy { $0.changedTrees == ["a"] })
-        #expect(filteredEvents.last?.generation == start + 2)
+        // Coalescing may fold later commits in; the view is never behind the commit to "a".
+        #expect((filteredEvents.last?.generation ?? 0) >= start + 2)
         everything.cancel()
         onlyA.cancel()
     }

@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
-// peer-bench: runs Strata's benchmark workloads against LMDB and SQLite so the numbers
-// can be compared with `strata-bench` on the same machine. Standalone package: no package
-// dependencies, only the system libraries liblmdb and libsqlite3 (apt: liblmdb-dev libsqlite3-dev).
+// peer-bench: runs Strata's benchmark workloads (library StrataBenchKit of the root package,
+// shared with strata-bench) against LMDB and SQLite, so the numbers can be compared with
+// Strata's on the same machine. Needs the system libraries liblmdb and libsqlite3
+// (apt: liblmdb-dev libsqlite3-dev).
 import PackageDescription
 
 let package = Package(
@@ -9,12 +10,18 @@ let package = Package(
     products: [
         .executable(name: "peer-bench", targets: ["peer-bench"]),
     ],
+    dependencies: [
+        // The root Strata package, for StrataBenchKit only (the workloads, not the engine).
+        .package(name: "Strata", path: "../.."),
+    ],
     targets: [
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB",
                        providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
                        providers: [.apt(["libsqlite3-dev"])]),
-        .executableTarget(name: "peer-bench", dependencies: ["CLMDB", "CSQLite"],
+        .executableTarget(name: "peer-bench",
+                          dependencies: ["CLMDB", "CSQLite",
+                                         .product(name: "StrataBenchKit", package: "Strata")],
                           path: "Sources/peer-bench"),
     ],
     swiftLanguageModes: [.v6]

@@ -63,3 +63,8 @@ extension Database {
         try readerReport().filter { $0.isAlive && $0.snapshot != 0 && $0.age > seconds }
     }
 }
+
+extension Database {
+    /// The oldest generation a registered reader (in any process) may still be reading, or nil.
+    public var oldestReaderSnapshot: UInt64? { readers.oldestSnapshot() }
+}

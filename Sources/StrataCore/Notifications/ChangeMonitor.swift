@@ -12,10 +12,17 @@ import Synchronization
 public final class ChangeMonitor: @unchecked Sendable {
     public static let shared = ChangeMonitor()
 
+    /// Streams are held weakly: a stream nobody iterates any more goes away with its iterator,
+    /// and its subscription with it (deinit unsubscribes).
+    private struct WeakStream {
+        weak var stream: ChangeStream?
+        let identifier: UInt64
+    }
+
     private struct Watched {
         let database: Database
         var generation: UInt64
-        var streams: [ChangeStream]
+        var streams: [WeakStream]
         var schedule: PollingSchedule
     }
 
@@ -32,6 +39,9 @@ public final class ChangeMonitor: @unchecked Sendable {
     public var isRunning: Bool { state.withLock { $0.isRunning } }
     /// Streams subscribed in this process.
     public var subscriberCount: Int { state.withLock { $0.watched.values.reduce(0) { $0 + $1.streams.count } } }
+
+    /// Whether any stream of this process observes `database`.
+    public func isWatching(_ database: Database) -> Bool { state.withLock { $0.watched[ObjectIdentifier(database)] != nil } }
     /// Poller wake-ups so far (to observe its schedule in tests and benchmarks).
     public var wakeCount: UInt64 { state.withLock { $0.wakeCount } }
 
@@ -51,7 +61,7 @@ public final class ChangeMonitor: @unchecked Sendable {
             if state.watched[key] == nil {
                 state.watched[key] = Watched(database: database, generation: generation, streams: [], schedule: schedule)
             }
-            state.watched[key]!.streams.append(stream)
+            state.watched[key]!.streams.append(WeakStream(stream: stream, identifier: stream.identifier))
             state.watched[key]!.generation = min(state.watched[key]!.generation, generation)
             if schedule.fastInterval < state.watched[key]!.schedule.fastInterval || schedule.spinsWhenHot {
                 state.watched[key]!.schedule = schedule
@@ -63,11 +73,10 @@ public final class ChangeMonitor: @unchecked Sendable {
         return stream
     }
 
-    func unsubscribe(_ stream: ChangeStream) {
+    func unsubscribe(identifier: UInt64, database: ObjectIdentifier) {
         state.withLock { state in
-            let key = ObjectIdentifier(stream.database)
-            state.watched[key]?.streams.removeAll { $0 === stream }
-            if state.watched[key]?.streams.isEmpty == true { state.watched[key] = nil }
+            state.watched[database]?.streams.removeAll { $0.identifier == identifier }
+            if state.watched[database]?.streams.isEmpty == true { state.watched[database] = nil }
         }
     }
 
@@ -129,7 +138,7 @@ public final class ChangeMonitor: @unchecked Sendable {
     /// Computes and hands out the events for one store's streams from one new snapshot.
     private func deliver(_ database: Database) {
         let key = ObjectIdentifier(database)
-        let streams = state.withLock { $0.watched[key]?.streams ?? [] }
+        let streams = state.withLock { $0.watched[key]?.streams.compactMap(\.stream) ?? [] }
         do {
             let transaction = try database.beginRead()
             defer { transaction.end() }

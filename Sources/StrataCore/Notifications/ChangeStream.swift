@@ -39,7 +39,11 @@ public final class ChangeStream: AsyncSequence, Sendable {
             return state.waiter
         }
         waiter?.resume(returning: nil)
-        ChangeMonitor.shared.unsubscribe(self)
+        ChangeMonitor.shared.unsubscribe(identifier: identifier, database: ObjectIdentifier(database))
+    }
+
+    deinit {
+        ChangeMonitor.shared.unsubscribe(identifier: identifier, database: ObjectIdentifier(database))
     }
 
     var isFinished: Bool { state.withLock { $0.finished } }

@@ -134,7 +134,7 @@ extension WriteTransaction {
         }
         allocator.reusable.sort(by: >)
         var record = allocator.freeTree
-        _ = try remove(from: &record, key: key.withUnsafeBytes { $0 })
+        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
         allocator.freeTree = record
         return true
     }

@@ -14,7 +14,7 @@ public struct Tree: Hashable, Sendable, CustomStringConvertible {
 /// `ReadTransaction` reads a committed generation; `WriteTransaction` reads the committed state plus
 /// its own uncommitted changes. A transaction is used by one thread at a time.
 public class Transaction {
-    let database: Database
+    public let database: Database
     let access: PageAccess
     /// The catalog tree: tree name -> `TreeRecord`.
     var catalog: TreeRecord
@@ -146,7 +146,7 @@ public class Transaction {
         if reverse {
             if let upper {
                 positioned = try cursor.seekLast(atOrBefore: upper)
-                if positioned, !upperInclusive, compareKeys(try cursor.currentKeyBytes(), upper.withUnsafeBytes { $0 }) == 0 {
+                if positioned, !upperInclusive, try upper.withUnsafeBytes({ compareKeys(try cursor.currentKeyBytes(), $0) }) == 0 {
                     positioned = try cursor.previous()
                 }
             } else {

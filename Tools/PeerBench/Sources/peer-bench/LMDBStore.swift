@@ -1,9 +1,10 @@
 // LMDB engine: one environment directory per store, map size 64 GiB, the unnamed main DB.
 import CLMDB
 import Glibc
+import StrataBenchKit
 
 final class LMDBStore: KVStore {
-    static let kind = EngineKind.lmdb
+    static let kind: EngineKind = "lmdb"
     static let mapSize = 64 << 30
 
     private var env: OpaquePointer?
@@ -28,7 +29,7 @@ final class LMDBStore: KVStore {
 
     @inline(__always)
     private func check(_ rc: Int32, _ what: @autoclosure () -> String) {
-        if rc != 0 { Sys.fatal("lmdb \(what()): \(String(cString: mdb_strerror(rc)))") }
+        if rc != 0 { BenchMain.fatal("lmdb \(what()): \(String(cString: mdb_strerror(rc)))") }
     }
 
     @inline(__always)

@@ -2,9 +2,10 @@
 // prepared statements reused, INSERT OR REPLACE. Other settings are SQLite's defaults.
 import CSQLite
 import Glibc
+import StrataBenchKit
 
 final class SQLiteStore: KVStore {
-    static let kind = EngineKind.sqlite
+    static let kind: EngineKind = "sqlite"
 
     private var db: OpaquePointer?
     private var insertStmt: OpaquePointer?
@@ -19,7 +20,7 @@ final class SQLiteStore: KVStore {
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         if options.create { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
-        if rc != SQLITE_OK { Sys.fatal("sqlite3_open_v2 \(path): \(String(cString: sqlite3_errstr(rc)))") }
+        if rc != SQLITE_OK { BenchMain.fatal("sqlite3_open_v2 \(path): \(String(cString: sqlite3_errstr(rc)))") }
         sqlite3_busy_timeout(db, 10_000)
         exec("PRAGMA journal_mode=WAL")
         exec(options.durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
@@ -37,7 +38,7 @@ final class SQLiteStore: KVStore {
     deinit { close() }
 
     private func failure(_ what: String) -> Never {
-        Sys.fatal("sqlite \(what): \(String(cString: sqlite3_errmsg(db)))")
+        BenchMain.fatal("sqlite \(what): \(String(cString: sqlite3_errmsg(db)))")
     }
 
     private func exec(_ sql: String) {

@@ -2,7 +2,7 @@
 //
 // Writer: transactions of 100 puts of key(next() % N) / value(i, salt: generation) with
 // SplitMix64 seeded `mixedWriterSeed`, generation = 1, 2, ... per transaction, commits
-// without sync (LMDB MDB_NOSYNC, SQLite synchronous=OFF). Reader r (0-based) uses seed
+// without sync (OpenOptions.durable = false). Reader r (0-based) uses seed
 // `mixedReaderSeedBase + r` and loops { begin read txn; get key(next() % N); end txn }.
 // Readers open the store, report "ready", and all start on "go"; each times itself.
 

@@ -1,4 +1,4 @@
-// Benchmark data. Must stay byte-for-byte identical to what Strata's `strata-bench` generates.
+// Benchmark data, the same bytes for every engine (see Tools/PeerBench/README.md).
 
 /// SplitMix64 pseudo-random generator.
 struct SplitMix64 {

@@ -1,5 +1,5 @@
 // The single-process workloads: fillseq, fillrandom, readrandom, readseq, synccommit.
-// `Runner` is generic over the engine so both engines run the very same code.
+// `Runner` is generic over the engine so every engine runs the very same code.
 
 /// Keeps a value alive so the work that produced it is not optimized away.
 @inline(never) @_optimize(none)
@@ -97,7 +97,7 @@ struct Runner<S: KVStore> {
     /// (unreported) when fillrandom was not part of this run.
     mutating func ensureFillrandom() {
         guard !fillrandomReady else { return }
-        Sys.err("peer-bench: \(engine.rawValue): building the fillrandom store (\(n) records) first")
+        Sys.err("\(Sys.program): \(engine.rawValue): building the fillrandom store (\(n) records) first")
         _ = fill(storeDir("fillrandom"), order: BenchData.permutation(n))
         fillrandomReady = true
         extraKeys = 0

@@ -2,6 +2,12 @@
 import Glibc
 
 enum Sys {
+    /// The executable's name (peer-bench, strata-bench), for messages and temporary directories.
+    static let program: String = {
+        let path = CommandLine.arguments.first ?? "bench"
+        return path.split(separator: "/").last.map(String.init) ?? path
+    }()
+
     /// CLOCK_MONOTONIC in nanoseconds (system-wide, so comparable across processes).
     @inline(__always)
     static func monoNanos() -> UInt64 {
@@ -48,7 +54,7 @@ enum Sys {
     static func err(_ line: String) { write(fd: 2, line + "\n") }
 
     static func fatal(_ message: String) -> Never {
-        err("peer-bench: error: \(message)")
+        err("\(program): error: \(message)")
         exit(1)
     }
 

@@ -3,17 +3,20 @@ import Glibc
 
 let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "mixed", "notify"]
 
-let usage = """
-    usage: peer-bench [WORKLOAD ...] [--engine lmdb|sqlite|all] [--records N] [--batch B]
-                      [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
-                      [--notify-idle SECONDS]
+func usage(engines: [EngineKind]) -> String {
+    """
+    usage: \(Sys.program) [WORKLOAD ...] [--engine \(Options.engineChoices(engines))] [--records N]
+           [--batch B] [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
+           [--notify-idle SECONDS]
     workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
     One JSON line per workload goes to stdout, a summary table to stderr.
     """
+}
 
 struct Options {
     var workloads: [String] = []
-    var engines: [EngineKind] = EngineKind.allCases
+    /// The engines to run, in order (default: every registered one).
+    var engines: [EngineKind] = []
     var records = 1_000_000
     var batch = 1000
     var dir: String?
@@ -26,8 +29,19 @@ struct Options {
     var store: String?
     var seed: UInt64 = 0
 
-    static func parse(_ args: [String]) -> Options {
+    static func engineChoices(_ engines: [EngineKind]) -> String {
+        (engines.map(\.rawValue) + (engines.count > 1 ? ["all"] : [])).joined(separator: "|")
+    }
+
+    /// Parses `args`; `engines` are the registered engines, in their default order.
+    static func parse(_ args: [String], engines: [EngineKind]) -> Options {
         var o = Options()
+        o.engines = engines
+        func fail(_ message: String) -> Never {
+            Sys.err("\(Sys.program): \(message)")
+            Sys.err(usage(engines: engines))
+            exit(2)
+        }
         var i = 0
         func value(_ flag: String) -> String {
             i += 1
@@ -48,16 +62,16 @@ struct Options {
             let a = args[i]
             switch a {
             case "-h", "--help":
-                Sys.out(usage)
+                Sys.out(usage(engines: engines))
                 exit(0)
             case "--engine":
                 let e = value(a)
                 if e == "all" {
-                    o.engines = EngineKind.allCases
-                } else if let k = EngineKind(rawValue: e) {
-                    o.engines = [k]
+                    o.engines = engines
+                } else if engines.contains(EngineKind(rawValue: e)) {
+                    o.engines = [EngineKind(rawValue: e)]
                 } else {
-                    fail("--engine: expected lmdb, sqlite or all, got '\(e)'")
+                    fail("--engine: expected \(engineChoices(engines)), got '\(e)'")
                 }
             case "--records": o.records = int(a, min: 1)
             case "--batch": o.batch = int(a, min: 1)
@@ -81,11 +95,5 @@ struct Options {
         }
         if o.workloads.isEmpty { o.workloads = allWorkloads }
         return o
-    }
-
-    private static func fail(_ message: String) -> Never {
-        Sys.err("peer-bench: \(message)")
-        Sys.err(usage)
-        exit(2)
     }
 }

@@ -3,8 +3,8 @@
 // Writer (this process): every 1 ms tick, one transaction putting notifyKey -> 16 bytes
 // (sequence number, CLOCK_MONOTONIC ns stamp, little-endian), no sync.
 // Observer (child): first spins `--notify-idle` seconds with no commits to measure idle
-// CPU, then busy-polls the engine's commit token (LMDB me_last_txnid, SQLite
-// PRAGMA data_version); on each change reads the value and records now - stamp.
+// CPU, then busy-polls the engine's commit token (KVStore.commitToken); on each change
+// reads the value and records now - stamp.
 // `events` counts changes that revealed a new sequence number; a token change whose read
 // shows nothing new yet is re-read on the next poll and counted once in `spurious_wakeups`.
 

@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// A real child process running `strata-child`, with line-based stdin/stdout.
-final class ChildProcess: @unchecked Sendable {
-    let process = Process()
+public final class ChildProcess: @unchecked Sendable {
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private struct Received { var partial = Data(); var lines: [String] = [] }
@@ -11,7 +11,7 @@ final class ChildProcess: @unchecked Sendable {
     private let inbox = Inbox()
     private var consumed = 0
 
-    init(_ arguments: [String]) throws {
+    public init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: builtExecutable("strata-child"))
         process.arguments = arguments
         process.standardInput = input
@@ -37,10 +37,10 @@ final class ChildProcess: @unchecked Sendable {
         output.fileHandleForReading.readabilityHandler = nil
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// The next line from the child, waiting up to `timeout` seconds.
-    func nextLine(timeout: Double = 20) -> String? {
+    public func nextLine(timeout: Double = 20) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let index = consumed
@@ -55,10 +55,10 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Every line received so far, without consuming.
-    var allLines: [String] { inbox.state.withLock { $0.lines } }
+    public var allLines: [String] { inbox.state.withLock { $0.lines } }
 
     /// Skips lines until one starts with `prefix`; returns it.
-    func waitFor(_ prefix: String, timeout: Double = 20) -> String? {
+    public func waitFor(_ prefix: String, timeout: Double = 20) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             guard let line = nextLine(timeout: deadline.timeIntervalSinceNow) else { return nil }
@@ -68,17 +68,17 @@ final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
-    func send(_ line: String) {
+    public func send(_ line: String) {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    func killHard() {
+    public func killHard() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     @discardableResult
-    func waitForExit(timeout: Double = 30) -> Int32? {
+    public func waitForExit(timeout: Double = 30) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(2000) }
         return process.isRunning ? nil : process.terminationStatus

@@ -1,0 +1,33 @@
+/// Decodes values written by `BinaryInstanceEncoder`.
+///
+/// Safety: every length is checked against the bytes that remain before it is used, so
+/// corrupt or truncated input throws (`DecodingError.dataCorrupted` for structural damage;
+/// `keyNotFound`/`valueNotFound` where damage yields well-formed but unexpected data) and
+/// never reads out of bounds or allocates according to a forged length.
+///
+/// Speed: the decoder works directly on the caller's buffer, keyed containers are scanned
+/// lazily with keys compared as UTF-8 bytes, and decoders/containers are plain values
+/// (see `BinaryDecodingContext`), so decoding a flat struct allocates little more than its
+/// result (plus the standard library's one box per keyed container).
+public struct BinaryInstanceDecoder: Sendable {
+    public init() {}
+
+    /// Decodes from memory that only needs to stay valid for the duration of the call.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        guard bytes.count <= Int(UInt32.max) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [], debugDescription: "Binary instances larger than 4 GiB are not supported"))
+        }
+        let context = BinaryDecodingContext.make(buffer: bytes)
+        return try withExtendedLifetime(context) {
+            try BinaryValueDecoder.decodeValue(
+                T.self, from: bytes, context: .passUnretained(context), pathNode: BinaryDecodingContext.rootPath)
+        }
+    }
+
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { buffer in
+            try decode(T.self, from: buffer)
+        }
+    }
+}

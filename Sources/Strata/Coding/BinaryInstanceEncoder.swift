@@ -1,0 +1,33 @@
+/// Encodes `Encodable` values into Strata's compact binary instance format.
+///
+/// Format (all integers LEB128 varints unless stated):
+/// - signed integers ZigZag-mapped; `Float`/`Double` 4/8-byte little-endian IEEE bits;
+///   `Bool` one byte; `String` byte count + UTF-8.
+/// - keyed container: field count, then per field key byte count + key UTF-8, value byte
+///   count + value. Unknown fields can therefore be skipped and missing ones read as `nil`.
+/// - unkeyed container: element count, then per element value byte count + value.
+/// - `nil` is a zero-length value (every non-nil value is at least one byte); `nil`
+///   optionals in keyed containers are omitted altogether.
+/// - `Date`, `UUID` and `Data` use compact forms (see `BinarySpecialValues`).
+/// - the top-level value is not length-prefixed.
+///
+/// Output is deterministic: the same value yields the same bytes (dictionary and set
+/// entries are sorted by their encoded bytes).
+///
+/// Containers must be filled depth-first, as synthesized `Codable` does; interleaving writes
+/// between a container and a previously opened nested container throws.
+public struct BinaryInstanceEncoder: Sendable {
+    public init() {}
+
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let sink = BinaryEncodingSink()
+        if BinarySpecialValues.appendIfSpecial(value, to: &sink.bytes) {
+            return sink.bytes
+        }
+        let root = sink.pushFrame(lengthPosition: nil, key: nil, ordering: .of(T.self))
+        try value.encode(to: BinaryValueEncoder(sink: sink, handle: root))
+        sink.close(root)
+        if let error = sink.deferredError { throw error }
+        return sink.bytes
+    }
+}

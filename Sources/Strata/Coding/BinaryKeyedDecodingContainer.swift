@@ -1,0 +1,141 @@
+/// Reads a keyed container. Byte-level work is done by the non-generic
+/// `BinaryKeyedFieldScanner`; this wrapper adapts typed keys and errors.
+///
+/// A plain value (no reference-counted fields): the standard library copies it on every
+/// call, so that copy must be a memcpy.
+struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    private let fields: BinaryKeyedFieldScanner
+    private let context: BinaryContextReference
+    private let pathNode: Int
+
+    init(bytes: UnsafeRawBufferPointer, context: BinaryContextReference, pathNode: Int) throws {
+        // Smallest field: empty key (1 length byte) and nil value (1 length byte).
+        let header = try BinaryValueDecoder.readContainerHeader(
+            bytes, minimumEntrySize: 2, kind: "keyed", codingPath: context.with { $0.codingPath(at: pathNode) })
+        let hint = context.with { $0.makeHint(firstFieldOffset: header.entriesStart) }
+        self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart, hint: hint)
+        self.context = context
+        self.pathNode = pathNode
+    }
+
+    var codingPath: [any CodingKey] { context.with { $0.codingPath(at: pathNode) } }
+
+    private func path(appending key: some CodingKey) -> [any CodingKey] {
+        codingPath + [key]
+    }
+
+    private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
+        do {
+            return try fields.valueBytes(named: key.stringValue)
+        } catch {
+            throw error.decodingError(codingPath: path(appending: key))
+        }
+    }
+
+    private func requiredValueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer {
+        guard let bytes = try valueBytes(forKey: key) else {
+            throw DecodingError.keyNotFound(key, DecodingError.Context(
+                codingPath: codingPath, debugDescription: "No value for key '\(key.stringValue)'"))
+        }
+        return bytes
+    }
+
+    // MARK: KeyedDecodingContainerProtocol
+
+    var allKeys: [Key] {
+        fields.keyNames.compactMap { Key(stringValue: $0) }
+    }
+
+    func contains(_ key: Key) -> Bool {
+        ((try? valueBytes(forKey: key)) ?? nil) != nil
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        try requiredValueBytes(forKey: key).isEmpty
+    }
+
+    private func primitive<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T {
+        try BinaryValueDecoder.decodePrimitive(T.self, from: requiredValueBytes(forKey: key), codingPath: path(appending: key))
+    }
+
+    private func primitiveIfPresent<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T? {
+        guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
+        return try BinaryValueDecoder.decodePrimitive(T.self, from: bytes, codingPath: path(appending: key))
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(type, forKey: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try primitive(type, forKey: key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try primitive(type, forKey: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try primitive(type, forKey: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try primitive(type, forKey: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try primitive(type, forKey: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try primitive(type, forKey: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try primitive(type, forKey: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try primitive(type, forKey: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try primitive(type, forKey: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try primitive(type, forKey: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try primitive(type, forKey: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try primitive(type, forKey: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(type, forKey: key) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try BinaryValueDecoder.decodeValue(
+            T.self, from: requiredValueBytes(forKey: key), context: context, parentPath: pathNode, key: key)
+    }
+
+    // The standard library's default `decodeIfPresent` performs three lookups
+    // (contains, decodeNil, decode); these do one.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try primitiveIfPresent(type, forKey: key) }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
+        return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let bytes = try requiredValueBytes(forKey: key)
+        let node = context.with { $0.appendPathNode(parent: pathNode, key: key) }
+        return KeyedDecodingContainer(try BinaryKeyedDecodingContainer<NestedKey>(bytes: bytes, context: context, pathNode: node))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let bytes = try requiredValueBytes(forKey: key)
+        let node = context.with { $0.appendPathNode(parent: pathNode, key: key) }
+        return try BinaryUnkeyedDecodingContainer(bytes: bytes, context: context, pathNode: node)
+    }
+
+    /// A missing super value decodes as nil, mirroring how an omitted field reads.
+    func superDecoder() throws -> any Decoder {
+        try decoder(named: BinaryCodingKey.superKey.stringValue, key: BinaryCodingKey.superKey)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        try decoder(named: key.stringValue, key: key)
+    }
+
+    private func decoder(named name: String, key: some CodingKey) throws -> BinaryValueDecoder {
+        let bytes: UnsafeRawBufferPointer?
+        do { bytes = try fields.valueBytes(named: name) } catch {
+            throw error.decodingError(codingPath: path(appending: key))
+        }
+        return context.with { context in
+            let extent = bytes.map { context.extent(of: $0) } ?? BinaryExtent(start: 0, end: 0)
+            return BinaryValueDecoder(context: self.context, extent: extent, pathNode: context.appendPathNode(parent: pathNode, key: key))
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// Finds fields of one keyed container (`[field count]` then `[key len][key][value len][value]`…)
+/// without building any per-field table or `String`s.
+///
+/// Lookup strategy: synthesized `init(from:)` asks for keys in the order the encoder wrote
+/// them, so the field after the previous hit is checked first (O(1) per field). On a miss —
+/// a field written by another schema version, or out-of-order access — all fields are
+/// scanned. Keys are compared as UTF-8 bytes against the requested key's `stringValue`.
+///
+/// A non-generic plain value: the hot path stays free of generic metadata and reference
+/// counting. The hint lives in context-owned memory (`hint`) because lookups must advance
+/// it although `KeyedDecodingContainerProtocol` lookups are non-mutating.
+struct BinaryKeyedFieldScanner {
+    let bytes: UnsafeRawBufferPointer
+    let fieldCount: Int
+    private let fieldsStart: Int
+    /// `hint[0]`: index of the field following the last hit; `hint[1]`: its byte offset.
+    private let hint: UnsafeMutablePointer<Int>
+
+    init(bytes: UnsafeRawBufferPointer, fieldCount: Int, fieldsStart: Int, hint: UnsafeMutablePointer<Int>) {
+        self.bytes = bytes
+        self.fieldCount = fieldCount
+        self.fieldsStart = fieldsStart
+        self.hint = hint
+    }
+
+    private struct Field {
+        let key: Range<Int>
+        let value: Range<Int>
+    }
+
+    private func parseField(at offset: Int) throws(BinaryFormatError) -> Field {
+        var position = offset
+        let keyLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "key")
+        let keyStart = position
+        position += keyLength
+        let valueLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "value")
+        return Field(key: keyStart..<(keyStart + keyLength), value: position..<(position + valueLength))
+    }
+
+    @inline(__always)
+    private func key(_ range: Range<Int>, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard range.count == name.count else { return false }
+        var position = range.lowerBound
+        for byte in name {
+            guard bytes[position] == byte else { return false }
+            position += 1
+        }
+        return true
+    }
+
+    private func findValueRange(named name: UnsafeBufferPointer<UInt8>) throws(BinaryFormatError) -> Range<Int>? {
+        if hint[0] < fieldCount {
+            let field = try parseField(at: hint[1])
+            if key(field.key, equals: name) {
+                hint[0] += 1
+                hint[1] = field.value.upperBound
+                return field.value
+            }
+        }
+        var offset = fieldsStart
+        for index in 0..<fieldCount {
+            let field = try parseField(at: offset)
+            if key(field.key, equals: name) {
+                hint[0] = index + 1
+                hint[1] = field.value.upperBound
+                return field.value
+            }
+            offset = field.value.upperBound
+        }
+        return nil
+    }
+
+    /// The value extent stored under `name`, or `nil` if the field is absent.
+    func valueBytes(named name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+        var name = name
+        var failure: BinaryFormatError?
+        // `withUTF8` gives direct access to the key's bytes (inline for small strings);
+        // its closure cannot throw a typed error, so a failure is carried out in `failure`.
+        let range = name.withUTF8 { utf8 -> Range<Int>? in
+            do throws(BinaryFormatError) {
+                return try findValueRange(named: utf8)
+            } catch {
+                failure = error
+                return nil
+            }
+        }
+        if let failure { throw failure }
+        guard let range else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[range])
+    }
+
+    /// Every key present, in stored order; stops quietly at the first damaged field because
+    /// `allKeys` cannot throw (reading that field's value will report the damage).
+    var keyNames: [String] {
+        var names: [String] = []
+        var offset = fieldsStart
+        for _ in 0..<fieldCount {
+            guard let field = try? parseField(at: offset) else { break }
+            names.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[field.key]), as: UTF8.self))
+            offset = field.value.upperBound
+        }
+        return names
+    }
+}

@@ -1,0 +1,88 @@
+// Integers: unsigned as a plain varint, signed as a ZigZag varint, whatever their width.
+// A decoded value that does not fit the requested type is reported as corrupt rather than
+// truncated, so e.g. reading an `Int8` field that holds 300 fails loudly.
+
+enum BinaryInteger {
+    static func appendSigned<T: FixedWidthInteger & SignedInteger>(_ value: T, to bytes: inout [UInt8]) {
+        BinaryVarint.append(BinaryVarint.zigZag(Int64(value)), to: &bytes)
+    }
+
+    static func appendUnsigned<T: FixedWidthInteger & UnsignedInteger>(_ value: T, to bytes: inout [UInt8]) {
+        BinaryVarint.append(UInt64(value), to: &bytes)
+    }
+
+    static func readSigned<T: FixedWidthInteger & SignedInteger>(_: T.Type, from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> T {
+        let wide = BinaryVarint.unZigZag(try readWholeVarint(extent, what: T.self))
+        guard let value = T(exactly: wide) else {
+            throw BinaryFormatError("number \(wide) does not fit in \(T.self)")
+        }
+        return value
+    }
+
+    static func readUnsigned<T: FixedWidthInteger & UnsignedInteger>(_: T.Type, from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> T {
+        let wide = try readWholeVarint(extent, what: T.self)
+        guard let value = T(exactly: wide) else {
+            throw BinaryFormatError("number \(wide) does not fit in \(T.self)")
+        }
+        return value
+    }
+
+    private static func readWholeVarint<T>(_ extent: UnsafeRawBufferPointer, what: T.Type) throws(BinaryFormatError) -> UInt64 {
+        var offset = 0
+        let value = try BinaryVarint.read(from: extent, at: &offset)
+        guard offset == extent.count else {
+            throw BinaryFormatError("\(T.self) varint of \(offset) byte(s) does not fill its \(extent.count)-byte slot")
+        }
+        return value
+    }
+}
+
+extension Int: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int { try BinaryInteger.readSigned(Int.self, from: extent) }
+}
+
+extension Int8: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int8 { try BinaryInteger.readSigned(Int8.self, from: extent) }
+}
+
+extension Int16: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int16 { try BinaryInteger.readSigned(Int16.self, from: extent) }
+}
+
+extension Int32: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int32 { try BinaryInteger.readSigned(Int32.self, from: extent) }
+}
+
+extension Int64: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int64 { try BinaryInteger.readSigned(Int64.self, from: extent) }
+}
+
+extension UInt: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt { try BinaryInteger.readUnsigned(UInt.self, from: extent) }
+}
+
+extension UInt8: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt8 { try BinaryInteger.readUnsigned(UInt8.self, from: extent) }
+}
+
+extension UInt16: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt16 { try BinaryInteger.readUnsigned(UInt16.self, from: extent) }
+}
+
+extension UInt32: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt32 { try BinaryInteger.readUnsigned(UInt32.self, from: extent) }
+}
+
+extension UInt64: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt64 { try BinaryInteger.readUnsigned(UInt64.self, from: extent) }
+}

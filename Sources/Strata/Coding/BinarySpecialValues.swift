@@ -1,0 +1,91 @@
+import Foundation
+
+/// Compact forms for Foundation types whose own `Codable` output would be large or slow:
+///
+/// - `Date`: 8-byte little-endian `timeIntervalSinceReferenceDate` (bit-exact). This is also
+///   exactly what `Date`'s own `Codable` produces here, so both paths agree.
+/// - `UUID`: its 16 raw bytes (its own `Codable` writes a 36-character string).
+/// - `Data`: varint byte count + raw bytes (its own `Codable` writes one slot per byte).
+///
+/// Detection is by the *static* type `T` at the generic `encode`/`decode` entry points, and
+/// the types are identical there, so the `unsafeBitCast`s below are plain copies.
+/// If an encoder ever bypassed the entry points (calling `value.encode(to:)` directly), the
+/// decoder still recognises the `Codable` forms of `UUID` and `Data` by their shape and
+/// falls back to `Codable` for them.
+enum BinarySpecialValues {
+    static func appendIfSpecial<T: Encodable>(_ value: T, to bytes: inout [UInt8]) -> Bool {
+        if T.self == Date.self {
+            let date = unsafeBitCast(value, to: Date.self)
+            BinaryFixedWidth.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            return true
+        }
+        if T.self == UUID.self {
+            let uuid = unsafeBitCast(value, to: UUID.self)
+            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            return true
+        }
+        if T.self == Data.self {
+            let data = unsafeBitCast(value, to: Data.self)
+            BinaryVarint.append(UInt64(data.count), to: &bytes)
+            data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            return true
+        }
+        return false
+    }
+
+    static func isSpecial<T>(_: T.Type) -> Bool {
+        T.self == Date.self || T.self == UUID.self || T.self == Data.self
+    }
+
+    /// Decodes a type for which `isSpecial(T.self)` is true; `decoder` reads the same bytes
+    /// and is used for errors and for the `Codable`-form fallback.
+    ///
+    /// Returns `T` rather than `T?`: this runs unspecialized, and an `Optional<T>` would
+    /// cost a runtime metadata lookup per field.
+    static func decodeSpecial<T: Decodable>(
+        _: T.Type, from bytes: UnsafeRawBufferPointer, decoder: BinaryValueDecoder
+    ) throws -> T {
+        guard !bytes.isEmpty else {
+            throw DecodingError.valueNotFound(T.self, DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: "Expected \(T.self) but found nil"))
+        }
+        if T.self == Date.self {
+            do {
+                return unsafeBitCast(try decodeDate(bytes), to: T.self)
+            } catch {
+                throw error.decodingError(codingPath: decoder.codingPath)
+            }
+        }
+        if T.self == UUID.self, let uuid = decodeRawUUID(bytes) {
+            return unsafeBitCast(uuid, to: T.self)
+        }
+        if T.self == Data.self, let data = decodeRawData(bytes) {
+            return unsafeBitCast(data, to: T.self)
+        }
+        // Not the compact form: the value was written through the type's own Codable.
+        return try T(from: decoder)
+    }
+
+    private static func decodeDate(_ extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Date {
+        let bits = try BinaryFixedWidth.readLittleEndian(UInt64.self, from: extent, what: "Date")
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+    }
+
+    /// The compact form is exactly 16 bytes; the Codable form (a 36-character string) is 37.
+    private static func decodeRawUUID(_ extent: UnsafeRawBufferPointer) -> UUID? {
+        guard extent.count == 16 else { return nil }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: extent) }
+        return UUID(uuid: raw)
+    }
+
+    /// The compact form is `varint n` followed by exactly n bytes; the Codable form (an
+    /// unkeyed container of n one-byte slots, each at least 2 bytes) can only match when
+    /// n == 0, where both mean empty data.
+    private static func decodeRawData(_ extent: UnsafeRawBufferPointer) -> Data? {
+        var offset = 0
+        guard let count = try? BinaryVarint.read(from: extent, at: &offset),
+              count == UInt64(extent.count - offset) else { return nil }
+        return Data(UnsafeRawBufferPointer(rebasing: extent[offset...]))
+    }
+}

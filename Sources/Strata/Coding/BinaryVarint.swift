@@ -1,0 +1,89 @@
+/// LEB128 variable-length integers (7 payload bits per byte, least significant group first,
+/// high bit set on every byte but the last) and ZigZag mapping for signed values, so that
+/// small magnitudes of either sign take few bytes.
+enum BinaryVarint {
+    /// The longest valid encoding of a `UInt64` (64 bits / 7 bits per byte, rounded up).
+    static let maximumByteCount = 10
+
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        var remaining = value
+        while remaining >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
+    }
+
+    static func byteCount(of value: UInt64) -> Int {
+        var count = 1
+        var remaining = value >> 7
+        while remaining != 0 {
+            count += 1
+            remaining >>= 7
+        }
+        return count
+    }
+
+    static func zigZag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value &<< 1) ^ (value >> 63))
+    }
+
+    static func unZigZag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: value >> 1) ^ (0 &- Int64(bitPattern: value & 1))
+    }
+
+    /// Reads a varint starting at `offset`, advancing `offset` past it only on success.
+    /// Never reads at or beyond `buffer.count`; rejects encodings that overflow 64 bits.
+    @inline(__always)
+    static func read(from buffer: UnsafeRawBufferPointer, at offset: inout Int) throws(BinaryFormatError) -> UInt64 {
+        // Fast path: lengths and counts are almost always below 128 (one byte).
+        if offset < buffer.count {
+            let byte = buffer[offset]
+            if byte < 0x80 {
+                offset += 1
+                return UInt64(byte)
+            }
+        }
+        return try readMultiByte(from: buffer, at: &offset)
+    }
+
+    private static func readMultiByte(from buffer: UnsafeRawBufferPointer, at offset: inout Int) throws(BinaryFormatError) -> UInt64 {
+        var position = offset
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while position < buffer.count {
+            let byte = buffer[position]
+            position += 1
+            if shift == 63 && byte > 1 {
+                throw BinaryFormatError("varint at byte \(offset) overflows 64 bits")
+            }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 {
+                offset = position
+                return result
+            }
+            shift += 7
+        }
+        throw BinaryFormatError("truncated varint at byte \(offset) (\(buffer.count - offset) byte(s) left)")
+    }
+
+    /// Reads a length prefix and checks that that many bytes actually follow, so a forged
+    /// length can never cause an out-of-bounds read or an oversized allocation.
+    @inline(__always)
+    static func readLength(from buffer: UnsafeRawBufferPointer, at offset: inout Int, of what: StaticString) throws(BinaryFormatError) -> Int {
+        let start = offset
+        let length = try read(from: buffer, at: &offset)
+        let remaining = buffer.count - offset
+        guard length <= UInt64(remaining) else {
+            offset = start
+            throw lengthError(what, length: length, at: start, remaining: remaining)
+        }
+        return Int(length)
+    }
+
+    /// Kept out of line so that the inlined callers carry no message-building code.
+    @inline(never)
+    private static func lengthError(_ what: StaticString, length: UInt64, at start: Int, remaining: Int) -> BinaryFormatError {
+        BinaryFormatError("\(what) length \(length) at byte \(start) exceeds the \(remaining) remaining byte(s)")
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Strings are stored as their **NFC-normalised UTF-8 bytes** in escaped, terminated form
+/// (`0x00` → `0x00 0xFF`, end = `0x00 0x00`; see `OrderedKeyWriter.writeEscaped(_:)`), so
+/// embedded NULs are safe and a string sorts before all of its extensions ("hell" < "hello").
+///
+/// Ordering is **by UTF-8 bytes of the NFC form**. UTF-8 was designed so that byte order
+/// equals Unicode scalar order, so this is "lexicographic by Unicode scalar value".
+///
+/// How this relates to `String`'s own `==` and `<`: Swift compares strings by *canonical
+/// equivalence*, i.e. `"\u{E9}" == "e\u{301}"`, and orders them by the scalars of their
+/// normalised form. Storing raw UTF-8 would give two `==` strings two different keys (a
+/// uniqueness bug in an index), so the key uses NFC, the form Swift itself compares. The
+/// result: `==` strings share one key, and the byte order agrees with `<` — verified by
+/// randomized tests. One known exception is the stdlib's own inconsistent ordering of
+/// conjoining Hangul jamo sequences against precomposed syllables; the key order there is
+/// still a consistent total order (NFC scalar order), just not what `<` reports.
+///
+/// Decoding returns the NFC string (`==` to what was encoded) and rejects invalid UTF-8 and
+/// non-NFC payloads, so every accepted key is canonical.
+extension String: OrderedKey {
+    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
+        writer.writeEscaped(OrderedStringNormalization.canonical(self).utf8)
+    }
+
+    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> String {
+        let start = reader.offset
+        let payload = try reader.readEscaped(reading: "String")
+        guard let string = String(validating: payload, as: UTF8.self) else {
+            throw reader.invalid("payload is not valid UTF-8", reading: "String", at: start)
+        }
+        guard OrderedStringNormalization.isCanonical(string) else {
+            throw reader.invalid("payload is not in Unicode NFC", reading: "String", at: start)
+        }
+        return string
+    }
+}
+
+enum OrderedStringNormalization {
+    /// Scalars below U+0300 (the first combining mark) are NFC-stable and never compose with
+    /// a predecessor; their UTF-8 lead bytes are all below 0xCC. Checking this skips the
+    /// expensive normalisation for ASCII and most Latin text.
+    static func isTriviallyNFC(_ string: String) -> Bool {
+        string.utf8.allSatisfy { $0 < 0xCC }
+    }
+
+    static func canonical(_ string: String) -> String {
+        isTriviallyNFC(string) ? string : string.precomposedStringWithCanonicalMapping
+    }
+
+    static func isCanonical(_ string: String) -> Bool {
+        isTriviallyNFC(string) || string.utf8.elementsEqual(string.precomposedStringWithCanonicalMapping.utf8)
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// UUIDs encode as their 16 raw bytes (`uuid` tuple order).
+///
+/// Foundation on this toolchain (swift-foundation) already declares `UUID: Comparable`,
+/// comparing the 16 bytes lexicographically, so no retroactive conformance is needed and the
+/// byte order equals `<` (verified by tests). Random (v4) UUIDs therefore scatter across the
+/// key space; time-ordered (v7) UUIDs sort by creation time.
+extension UUID: OrderedKey {
+    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
+        withUnsafeBytes(of: uuid) { raw in
+            for byte in raw { writer.writeByte(byte) }
+        }
+    }
+
+    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UUID {
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        guard reader.remainingCount >= 16 else {
+            throw OrderedKeyError.truncated(
+                offset: reader.offset, needed: 16, available: reader.remainingCount, reading: "UUID")
+        }
+        try withUnsafeMutableBytes(of: &raw) { destination in
+            for index in 0..<16 { destination[index] = try reader.readByte(reading: "UUID") }
+        }
+        return UUID(uuid: raw)
+    }
+}

@@ -1,0 +1,50 @@
+/// A value that can be stored as a B+tree key whose bytes are compared with `memcmp`.
+///
+/// Conformers must uphold three invariants, which the whole index layer relies on:
+///
+/// 1. **Order preservation** — for any `a` and `b`,
+///    `sign(a <=> b) == sign(memcmp(a.orderedKeyBytes, b.orderedKeyBytes))`, where
+///    `memcmp` is unsigned byte-wise comparison and a strict prefix sorts first.
+/// 2. **Self-delimitation (prefix-freedom)** — no encoding is a strict prefix of another
+///    encoding of the same type, and a decoder can find where an encoding ends. This is what
+///    makes a concatenation of encodings (a composite key) sort component by component.
+/// 3. **Canonical form** — values that are `==` encode to identical bytes, and decoding an
+///    encoding yields a value `==` to the original.
+///
+/// Documented exceptions are kept deliberately small: floating-point NaN (see
+/// `Double.encodeOrderedKey(into:)`) and canonically-equivalent Hangul jamo `String`s whose
+/// stdlib `<` is itself inconsistent (see `String.encodeOrderedKey(into:)`).
+public protocol OrderedKey: Comparable, Hashable, Sendable {
+    /// Appends this value's order-preserving, self-delimiting encoding.
+    func encodeOrderedKey(into writer: inout OrderedKeyWriter)
+
+    /// Reads exactly one encoding written by `encodeOrderedKey(into:)`, leaving the reader
+    /// positioned just after it. Throws `OrderedKeyError` on truncated or invalid bytes.
+    static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Self
+}
+
+extension OrderedKey {
+    /// The complete encoding of this value on its own.
+    public var orderedKeyBytes: [UInt8] {
+        var writer = OrderedKeyWriter()
+        encodeOrderedKey(into: &writer)
+        return writer.bytes
+    }
+
+    /// Decodes a value from a complete encoding; trailing bytes are an error because a key
+    /// that does not consume its whole byte string was not produced by this type.
+    public init(orderedKeyBytes bytes: [UInt8]) throws {
+        self = try bytes.withUnsafeBytes { buffer in
+            try Self(orderedKeyBuffer: buffer)
+        }
+    }
+
+    /// Same as `init(orderedKeyBytes:)` but reads directly from memory (e.g. a page),
+    /// without copying. The buffer only needs to stay valid for the duration of the call.
+    public init(orderedKeyBuffer buffer: UnsafeRawBufferPointer) throws {
+        var reader = OrderedKeyReader(buffer)
+        let value = try Self.decodeOrderedKey(from: &reader)
+        try reader.expectEnd()
+        self = value
+    }
+}

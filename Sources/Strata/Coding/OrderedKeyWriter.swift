@@ -1,0 +1,69 @@
+/// Accumulates order-preserving key encodings into a byte array.
+///
+/// The primitives here are the building blocks conformers use; each one documents whether
+/// its output is self-delimiting, because only self-delimiting pieces may be followed by
+/// further components in a composite key.
+public struct OrderedKeyWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    public init(reservingCapacity capacity: Int = 16) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends one raw byte (fixed width, hence self-delimiting when the reader knows the width).
+    public mutating func writeByte(_ byte: UInt8) {
+        bytes.append(byte)
+    }
+
+    /// Appends an unsigned integer most-significant byte first, so that byte order equals
+    /// numeric order. Fixed width, hence self-delimiting.
+    public mutating func writeBigEndian<T: FixedWidthInteger & UnsignedInteger>(_ value: T) {
+        var remaining = T.bitWidth
+        while remaining > 0 {
+            remaining -= 8
+            bytes.append(UInt8(truncatingIfNeeded: value >> remaining))
+        }
+    }
+
+    /// Appends a variable-length byte string in escaped, terminated form:
+    /// every `0x00` becomes `0x00 0xFF` and the string ends with `0x00 0x00`.
+    ///
+    /// Why this preserves order: inside the string a literal zero byte is followed by `0xFF`,
+    /// while the end is followed by `0x00`, so at the first difference a shorter string
+    /// (terminator) sorts before any extension (payload byte `>= 0x01`, or escaped zero
+    /// `0x00 0xFF`). The terminator makes the result self-delimiting.
+    public mutating func writeEscaped<Bytes: Sequence<UInt8>>(_ payload: Bytes) {
+        for byte in payload {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(0xFF) }
+        }
+        bytes.append(0)
+        bytes.append(0)
+    }
+
+    /// Appends another key's encoding (used for composites and wrappers).
+    public mutating func write<Key: OrderedKey>(_ key: Key) {
+        key.encodeOrderedKey(into: &self)
+    }
+
+    /// The smallest byte string that is greater than every byte string starting with
+    /// `prefix`, or `nil` if there is none (empty prefix or all bytes `0xFF`).
+    ///
+    /// Use it as the exclusive upper bound of a range scan over a leading component:
+    /// all keys `k` with `prefix <= k < prefixUpperBound(of: prefix)` start with `prefix`.
+    /// Computed by dropping trailing `0xFF` bytes and incrementing the last remaining byte.
+    public static func prefixUpperBound(of prefix: [UInt8]) -> [UInt8]? {
+        var bound = prefix
+        while let last = bound.last {
+            if last == 0xFF {
+                bound.removeLast()
+            } else {
+                bound[bound.count - 1] = last + 1
+                return bound
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import StrataCore
+
+/// Where a datastore lives in the engine: one tree per role, all named after the datastore.
+///
+///     <name>              identifier -> instance envelope
+///     <name>#index.<idx>  index value ++ identifier -> empty (reference) or envelope (direct)
+///     <name>#log          (generation u64 BE, sequence u32 BE) -> kind u8 ++ identifier
+///     <name>#info         "descriptor" -> JSON DatastoreDescriptor
+struct DatastoreLayout: Sendable {
+    let name: String
+    var primary: String { name }
+    var log: String { name + "#log" }
+    var info: String { name + "#info" }
+    func index(_ indexName: String) -> String { name + "#index." + indexName }
+}
+
+/// One declared index, resolved against the format instance.
+struct IndexInfo<Instance>: Sendable {
+    let name: String
+    let tree: String
+    let definition: IndexDefinition<Instance>
+    let isDirect: Bool
+
+    var descriptor: IndexDescriptor {
+        IndexDescriptor(name: name, signature: definition.signature, isDirect: isDirect)
+    }
+}
+
+/// What a datastore looked like when its data was written; compared at open to find indexes that
+/// must be (re)built.
+struct DatastoreDescriptor: Codable, Equatable {
+    var version: String
+    var indexes: [IndexDescriptor]
+}
+
+struct IndexDescriptor: Codable, Equatable {
+    var name: String
+    var signature: String
+    var isDirect: Bool
+}
+
+enum IndexDiscovery {
+    /// Finds the indexes a format declares: its stored properties holding index representations
+    /// (a `@Direct` wrapper's storage is named `_name`; the index is called `name`).
+    static func indexes<F: DatastoreFormat>(of format: F, layout: DatastoreLayout) -> [IndexInfo<F.Instance>] {
+        var found: [IndexInfo<F.Instance>] = []
+        for child in Mirror(reflecting: format).children {
+            guard var name = child.label else { continue }
+            var value = child.value
+            var isDirect = false
+            if let marker = value as? DirectIndexMarker {
+                value = marker.markedIndex
+                isDirect = true
+                if name.hasPrefix("_") { name.removeFirst() }
+            }
+            guard let index = value as? any IndexRepresentation<F.Instance> else { continue }
+            found.append(IndexInfo(name: name, tree: layout.index(name), definition: index.definition, isDirect: isDirect))
+        }
+        return found.sorted { $0.name < $1.name }
+    }
+}

@@ -1,0 +1,125 @@
+import StrataCore
+
+/// Reads of one datastore inside one transaction (`tx[datastore]`). Every load sees the same
+/// snapshot. Only the instances returned are decoded; counts decode nothing.
+public class DatastoreReader<F: DatastoreFormat> {
+    let context: StoreReadContext
+    let schema: DatastoreSchema<F>
+
+    init(context: StoreReadContext, schema: DatastoreSchema<F>) {
+        self.context = context
+        self.schema = schema
+    }
+
+    var transaction: Transaction { context.transaction }
+    var layout: DatastoreLayout { schema.layout }
+
+    func decode(_ envelope: ByteView) throws -> F.Instance {
+        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self) }
+    }
+
+    /// Number of instances (no decoding).
+    public var count: Int {
+        get throws { try context.tree(layout.primary).map { try transaction.count($0) } ?? 0 }
+    }
+
+    /// The instance with identifier `id`, or nil.
+    public func load(_ id: F.Identifier) throws -> F.Instance? {
+        try load(idBytes: id.orderedKeyBytes)
+    }
+
+    func load(idBytes: [UInt8]) throws -> F.Instance? {
+        guard let primary = try context.tree(layout.primary), let envelope = try transaction.get(idBytes, in: primary) else { return nil }
+        return try decode(envelope)
+    }
+
+    /// Every instance, in identifier order.
+    public func loadAll(order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance] {
+        try loadIdentifierRange(.everything, order: order, limit: limit)
+    }
+
+    /// Instances whose identifier lies in `range`.
+    public func load<R: IndexRangeExpression>(_ range: R, order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance]
+    where R.Bound == F.Identifier {
+        try loadIdentifierRange(KeyRange(range), order: order, limit: limit)
+    }
+
+    private func loadIdentifierRange(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
+        var results: [F.Instance] = []
+        try scan(layout.primary, range, order: order, limit: limit) { _, envelope in results.append(try decode(envelope)) }
+        return results
+    }
+
+    /// The instance a unique index maps `value` to, or nil.
+    public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
+    where I.Instance == F.Instance {
+        try loadAll(value, from: index, limit: 1).first
+    }
+
+    /// Every instance indexed under `value`, ordered by identifier.
+    public func loadAll<I: IndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
+                                                limit: Int? = nil) throws -> [F.Instance] where I.Instance == F.Instance {
+        try loadIndexed(try schema.index(index), KeyRange.prefixed(value.orderedKeyBytes), valueType: I.Value.self, order: order, limit: limit)
+    }
+
+    /// Instances whose index value lies in `range` (`a..<b`, `a...b`, `a...`, `..<b`, `...b`, `IndexRange`),
+    /// by value then identifier. A many-valued index yields an instance once per matching value.
+    public func load<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
+                                                                      limit: Int? = nil) throws -> [F.Instance]
+    where I.Instance == F.Instance, R.Bound == I.Value {
+        try loadIndexed(try schema.index(index), KeyRange(range), valueType: I.Value.self, order: order, limit: limit)
+    }
+
+    /// Every instance, in the index's order.
+    public func load<I: IndexRepresentation>(_ range: UnboundedRange, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
+                                             limit: Int? = nil) throws -> [F.Instance] where I.Instance == F.Instance {
+        try loadIndexed(try schema.index(index), .everything, valueType: I.Value.self, order: order, limit: limit)
+    }
+
+    /// How many index entries lie in `range` (no decoding).
+    public func count<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>) throws -> Int
+    where I.Instance == F.Instance, R.Bound == I.Value {
+        var total = 0
+        try scan(try schema.index(index).tree, KeyRange(range), order: .ascending, limit: nil) { _, _ in total += 1 }
+        return total
+    }
+
+    func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
+                                        limit: Int?) throws -> [F.Instance] {
+        var results: [F.Instance] = []
+        let primary = try context.tree(layout.primary)
+        try scan(info.tree, range, order: order, limit: limit) { key, value in
+            if info.isDirect {
+                results.append(try decode(value))
+                return
+            }
+            let idBytes = try identifierBytes(inIndexKey: key, valueType: valueType)
+            guard let primary, let envelope = try transaction.get(idBytes, in: primary) else {
+                throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+            }
+            results.append(try decode(envelope))
+        }
+        return results
+    }
+
+    /// The identifier part of an index key: what follows the (self-delimiting) value.
+    func identifierBytes<Value: OrderedKey>(inIndexKey key: ByteView, valueType: Value.Type) throws -> [UInt8] {
+        try key.withUnsafeBytes { raw in
+            var reader = OrderedKeyReader(raw)
+            _ = try reader.read(Value.self)
+            return Array(raw[reader.offset...])
+        }
+    }
+
+    /// Visits keys of `tree` in `range`; a missing tree is empty.
+    func scan(_ treeName: String, _ range: KeyRange, order: RangeOrder, limit: Int?,
+              _ body: (ByteView, ByteView) throws -> Void) throws {
+        guard !range.isEmpty, limit != 0, let tree = try context.tree(treeName) else { return }
+        var remaining = limit ?? Int.max
+        try transaction.scan(tree, from: range.lower, to: range.upper, reverse: order == .descending) { key, value in
+            try body(key, value)
+            remaining -= 1
+            return remaining > 0
+        }
+    }
+}

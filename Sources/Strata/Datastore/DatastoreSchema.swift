@@ -1,0 +1,67 @@
+import Foundation
+import StrataCore
+import Synchronization
+
+/// Everything a datastore knows about its format, shared by the datastore and the transaction
+/// contexts that use it: tree layout, resolved indexes, and which indexes are not built yet.
+final class DatastoreSchema<F: DatastoreFormat>: Sendable {
+    let format: F
+    let layout: DatastoreLayout
+    let indexes: [IndexInfo<F.Instance>]
+    private let indexByDefinition: [ObjectIdentifier: IndexInfo<F.Instance>]
+    /// Declared indexes whose stored entries do not match the declaration (new or changed).
+    let staleIndexes: Mutex<Set<String>>
+    /// Index trees stored by an earlier declaration that no longer exists.
+    let droppedIndexes: Mutex<Set<String>>
+
+    init() {
+        format = F()
+        layout = DatastoreLayout(name: F.name)
+        indexes = IndexDiscovery.indexes(of: format, layout: layout)
+        indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
+        staleIndexes = Mutex([])
+        droppedIndexes = Mutex([])
+    }
+
+    var descriptor: DatastoreDescriptor {
+        DatastoreDescriptor(version: "\(F.currentVersion.rawValue)", indexes: indexes.map(\.descriptor))
+    }
+
+    /// The declared index a format key path names; reading a stale one is an error.
+    func index<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>, forReading: Bool = true) throws -> IndexInfo<F.Instance>
+    where I.Instance == F.Instance {
+        let definition = format[keyPath: keyPath].definition
+        guard let info = indexByDefinition[ObjectIdentifier(definition)] else {
+            throw DatastoreError.unknownIndex(datastore: F.name, index: "\(keyPath)")
+        }
+        if forReading, staleIndexes.withLock({ $0.contains(info.name) }) {
+            throw DatastoreError.indexNotBuilt(datastore: F.name, index: info.name)
+        }
+        return info
+    }
+
+    static var descriptorKey: String { "descriptor" }
+
+    func storedDescriptor(in context: StoreReadContext) throws -> DatastoreDescriptor? {
+        guard let info = try context.tree(layout.info), let bytes = try context.transaction.get(DatastoreSchema.descriptorKey, in: info) else {
+            return nil
+        }
+        return try? JSONDecoder().decode(DatastoreDescriptor.self, from: Data(bytes.bytes))
+    }
+
+    /// Compares the stored declaration with the format's and records what must be rebuilt.
+    func reconcile(with stored: DatastoreDescriptor?, hasData: Bool) {
+        let declared = Dictionary(uniqueKeysWithValues: indexes.map { ($0.name, $0.descriptor) })
+        let previous = Dictionary((stored?.indexes ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let stale = hasData ? Set(declared.filter { previous[$0.key] != $0.value }.map(\.key)) : []
+        staleIndexes.withLock { $0 = stale }
+        droppedIndexes.withLock { $0 = Set(previous.keys).subtracting(declared.keys) }
+    }
+
+    func writeDescriptor(in context: StoreWriteContext) throws {
+        let info = try context.writableTree(layout.info)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try context.write.put(DatastoreSchema.descriptorKey, Array(try encoder.encode(descriptor)), in: info)
+    }
+}

@@ -1,0 +1,152 @@
+import StrataCore
+
+/// Reads and writes of one datastore inside the store's write transaction (`tx[datastore]`).
+///
+/// Every write keeps all declared indexes exact and appends to the datastore's change log (which
+/// observers in any process read). Checks that can fail (unique indexes, insert) run before
+/// anything is written, so a refused write leaves the transaction as it was.
+public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
+    var writeContext: StoreWriteContext { context as! StoreWriteContext }
+    var write: WriteTransaction { writeContext.write }
+
+    enum ChangeKind: UInt8 {
+        case created = 1, updated = 2, deleted = 3
+    }
+
+    /// Stores `instance` (insert or replace). Returns the instance it replaced, if any.
+    @discardableResult
+    public func persist(_ instance: F.Instance) throws -> F.Instance? {
+        try store(instance, mustBeNew: false)
+    }
+
+    /// Stores a new instance; throws `instanceExists` if its identifier is taken.
+    public func insert(_ instance: F.Instance) throws {
+        try store(instance, mustBeNew: true)
+    }
+
+    /// Deletes the instance with `id`; throws `instanceNotFound` if there is none.
+    @discardableResult
+    public func delete(_ id: F.Identifier) throws -> F.Instance {
+        guard let old = try remove(idBytes: id.orderedKeyBytes) else {
+            throw DatastoreError.instanceNotFound(datastore: F.name, id: "\(id)")
+        }
+        return old
+    }
+
+    /// Deletes the instance with `id` if it exists; returns it.
+    @discardableResult
+    public func deleteIfPresent(_ id: F.Identifier) throws -> F.Instance? {
+        try remove(idBytes: id.orderedKeyBytes)
+    }
+
+    /// Deletes every instance whose index value lies in `range`; returns how many.
+    @discardableResult
+    public func delete<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>) throws -> Int
+    where I.Instance == F.Instance, R.Bound == I.Value {
+        let info = try schema.index(index)
+        var identifiers: [[UInt8]] = []
+        try scan(info.tree, KeyRange(range), order: .ascending, limit: nil) { key, _ in
+            identifiers.append(try identifierBytes(inIndexKey: key, valueType: I.Value.self))
+        }
+        var removed = 0
+        for idBytes in Set(identifiers) where try remove(idBytes: idBytes) != nil { removed += 1 }
+        return removed
+    }
+
+    private func store(_ instance: F.Instance, mustBeNew: Bool) throws -> F.Instance? {
+        let id = F.identifier(of: instance)
+        let idBytes = id.orderedKeyBytes
+        let envelope = try InstanceEnvelope.encode(instance, format: F.self)
+        let primary = try writeContext.writableTree(layout.primary)
+        let oldEnvelope = try write.get(idBytes, in: primary)
+        if mustBeNew, oldEnvelope != nil { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
+        // Decoding the old instance also refuses to overwrite data written by a newer version.
+        let old = try oldEnvelope.map { try decode($0) }
+
+        var changes: [(info: IndexInfo<F.Instance>, tree: Tree, removed: [[UInt8]], added: [[UInt8]])] = []
+        for info in schema.indexes {
+            let newValues = info.definition.encodedValues(of: instance)
+            let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
+            let tree = try writeContext.writableTree(info.tree)
+            let added = info.isDirect ? newValues : newValues.filter { !oldValues.contains($0) }
+            if info.definition.kind.isUnique {
+                for value in added where !oldValues.contains(value) {
+                    if let owner = try firstIdentifier(withPrefix: value, in: tree), owner != idBytes {
+                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: describeValue(value))
+                    }
+                }
+            }
+            changes.append((info, tree, oldValues.filter { !newValues.contains($0) }, added))
+        }
+
+        try write.put(idBytes, envelope, in: primary)
+        for change in changes {
+            for value in change.removed { try write.delete(value + idBytes, in: change.tree) }
+            for value in change.added { try write.put(value + idBytes, change.info.isDirect ? envelope : [], in: change.tree) }
+        }
+        try appendLog(old == nil ? .created : .updated, idBytes: idBytes)
+        return old
+    }
+
+    private func remove(idBytes: [UInt8]) throws -> F.Instance? {
+        guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
+        let old = try decode(envelope)
+        try write.delete(idBytes, in: primary)
+        for info in schema.indexes {
+            guard let tree = try context.tree(info.tree) else { continue }
+            for value in info.definition.encodedValues(of: old) { try write.delete(value + idBytes, in: tree) }
+        }
+        try appendLog(.deleted, idBytes: idBytes)
+        return old
+    }
+
+    /// The identifier of the first index entry whose key starts with `value`, if any.
+    private func firstIdentifier(withPrefix value: [UInt8], in tree: Tree) throws -> [UInt8]? {
+        var found: [UInt8]?
+        let range = KeyRange.prefixed(value)
+        try write.scan(tree, from: range.lower, to: range.upper) { key, _ in
+            found = Array(key.bytes[value.count...])
+            return false
+        }
+        return found
+    }
+
+    private func describeValue(_ bytes: [UInt8]) -> String {
+        "0x" + bytes.prefix(32).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    // MARK: Change log
+
+    /// Entries older than this many generations (and older than every live reader) are trimmed.
+    static var logRetention: UInt64 { 1024 }
+
+    private func appendLog(_ kind: ChangeKind, idBytes: [UInt8]) throws {
+        let log = try writeContext.writableTree(layout.log)
+        let sequence = writeContext.logSequence[layout.log, default: 0]
+        if sequence == 0 { try trimLog(log) }
+        writeContext.logSequence[layout.log] = sequence + 1
+        var key = [UInt8](repeating: 0, count: 12)
+        key.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: write.transactionID.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt32.self)
+        }
+        try write.put(key, [kind.rawValue] + idBytes, in: log)
+    }
+
+    /// Observers hold a snapshot at the generation they have seen, so nothing a live observer
+    /// still needs is older than the oldest reader snapshot.
+    private func trimLog(_ log: Tree) throws {
+        let generation = write.transactionID
+        let oldestReader = write.database.oldestReaderSnapshot ?? generation
+        guard min(oldestReader, generation) > DatastoreWriter.logRetention else { return }
+        let bound = min(oldestReader, generation) - DatastoreWriter.logRetention
+        var stale: [[UInt8]] = []
+        try write.scan(log) { key, _ in
+            let keyGeneration = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+            guard keyGeneration < bound, stale.count < 4096 else { return false }
+            stale.append(key.bytes)
+            return true
+        }
+        for key in stale { try write.delete(key, in: log) }
+    }
+}

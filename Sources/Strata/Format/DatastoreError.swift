@@ -1,0 +1,44 @@
+/// Errors of the typed layer. Engine errors (`StrataError`) pass through unchanged.
+public enum DatastoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A stored instance has a version newer than this code knows: written by a newer build.
+    case versionTooNew(datastore: String, stored: String, newestKnown: String)
+    /// A stored version this code does not list at all.
+    case unknownVersion(datastore: String, stored: String)
+    /// An instance of an older version was read but the format has no migration for it.
+    case migrationMissing(datastore: String, version: String)
+    /// A unique index already holds this value for another instance; nothing was written.
+    case uniqueIndexViolation(datastore: String, index: String, value: String)
+    /// `insert` found an instance with the same identifier; nothing was written.
+    case instanceExists(datastore: String, id: String)
+    /// `delete` found no instance with this identifier.
+    case instanceNotFound(datastore: String, id: String)
+    /// The index was declared or changed after the data was written; call `warm(progress:)`.
+    case indexNotBuilt(datastore: String, index: String)
+    /// The key path does not name an index declared by the format.
+    case unknownIndex(datastore: String, index: String)
+    /// Stored bytes could not be decoded as an instance.
+    case corruptInstance(datastore: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .versionTooNew(datastore, stored, newest):
+            return "\(datastore): an instance was written with version \(stored), newer than this code's newest version \(newest); upgrade this program before reading it"
+        case let .unknownVersion(datastore, stored):
+            return "\(datastore): stored version \(stored) is not one of the format's versions"
+        case let .migrationMissing(datastore, version):
+            return "\(datastore): instances of version \(version) need a migration; implement migrate(_:from:) for it"
+        case let .uniqueIndexViolation(datastore, index, value):
+            return "\(datastore): unique index '\(index)' already holds \(value) for another instance; nothing was written"
+        case let .instanceExists(datastore, id):
+            return "\(datastore): an instance with id \(id) already exists; use persist to replace it"
+        case let .instanceNotFound(datastore, id):
+            return "\(datastore): no instance with id \(id)"
+        case let .indexNotBuilt(datastore, index):
+            return "\(datastore): index '\(index)' changed since the data was written; call warm(progress:) to build it"
+        case let .unknownIndex(datastore, index):
+            return "\(datastore): \(index) is not an index declared by the format"
+        case let .corruptInstance(datastore, reason):
+            return "\(datastore): a stored instance cannot be decoded: \(reason)"
+        }
+    }
+}

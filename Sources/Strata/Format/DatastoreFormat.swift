@@ -1,0 +1,62 @@
+import Foundation
+
+/// The versions a format has known. Raw values are ordered (`Int` or `String`): a stored version
+/// greater than every known one was written by newer code and is refused rather than misread.
+public protocol DatastoreVersion: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue: OrderedKey & Codable {}
+
+/// How instances are encoded in the store.
+public enum InstanceCoding: Sendable, Equatable {
+    /// Strata's compact binary Codable coder (the default).
+    case binary
+    /// JSON, for stores other tools read.
+    case json
+}
+
+/// Describes one stored type: its name, identifier, versions with migrations, coding and indexes.
+///
+/// ```swift
+/// struct BookFormat: DatastoreFormat {
+///     static let name = "books"
+///     enum Version: Int, DatastoreVersion { case v1 = 1, v2 = 2 }
+///     static let currentVersion = Version.v2
+///     typealias Instance = Book
+///     static func migrate(_ stored: StoredInstance, from version: Version) throws -> Book { ... }
+///
+///     let title = Index(\.title)
+///     let authors = ManyToManyIndex(\.authors)
+///     @Direct var isbn = OneToOneIndex(\.isbn)
+///     let shelfTitle = Index(\.shelf, \.title)
+/// }
+/// ```
+/// Indexes are the format's stored properties; Strata finds them by reflection, named after the
+/// property. Changing them is picked up by `Datastore.warm(progress:)`.
+public protocol DatastoreFormat: Sendable {
+    associatedtype Instance: Codable & Sendable
+    associatedtype Identifier: OrderedKey & Codable
+    associatedtype Version: DatastoreVersion
+
+    /// The datastore's name in the store (its trees are named after it).
+    static var name: String { get }
+    static var currentVersion: Version { get }
+    static var coding: InstanceCoding { get }
+    static func identifier(of instance: Instance) -> Identifier
+    /// Turns an instance stored by an older version into the current `Instance`.
+    static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance
+
+    init()
+}
+
+extension DatastoreFormat {
+    public static var coding: InstanceCoding { .binary }
+
+    public static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance {
+        throw DatastoreError.migrationMissing(datastore: name, version: "\(version.rawValue)")
+    }
+
+    /// One value → many instances.
+    public typealias Index<Value: OrderedKey> = OneToManyIndexRepresentation<Instance, Value>
+}
+
+extension DatastoreFormat where Instance: Identifiable, Instance.ID == Identifier {
+    public static func identifier(of instance: Instance) -> Identifier { instance.id }
+}

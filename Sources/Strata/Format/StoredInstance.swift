@@ -1,0 +1,84 @@
+import Foundation
+
+/// An instance as stored, before decoding: what a migration receives.
+///
+/// Stored bytes are an envelope: one coding tag (1 binary, 2 JSON), the version's raw value in the
+/// order-preserving key encoding (self-delimiting), then the payload.
+public struct StoredInstance: @unchecked Sendable {
+    /// The encoded payload (binary or JSON, per `coding`).
+    public let payload: Data
+    public let coding: InstanceCoding
+
+    /// Decodes the payload as `type` (an older version's shape, in a migration).
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try payload.withUnsafeBytes { try InstanceEnvelope.decodePayload(type, from: $0, coding: coding) }
+    }
+}
+
+enum InstanceEnvelope {
+    static let binaryTag: UInt8 = 1
+    static let jsonTag: UInt8 = 2
+
+    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type) throws -> [UInt8] {
+        var writer = OrderedKeyWriter(reservingCapacity: 64)
+        writer.writeByte(F.coding == .binary ? binaryTag : jsonTag)
+        writer.write(F.currentVersion.rawValue)
+        var bytes = writer.bytes
+        switch F.coding {
+        case .binary: bytes += try BinaryInstanceEncoder().encode(instance)
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            bytes += try encoder.encode(instance)
+        }
+        return bytes
+    }
+
+    static func decodePayload<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, coding: InstanceCoding) throws -> T {
+        switch coding {
+        case .binary: return try BinaryInstanceDecoder().decode(type, from: bytes)
+        case .json: return try JSONDecoder().decode(type, from: Data(bytes))
+        }
+    }
+
+    /// Decodes an envelope, migrating older versions and refusing newer ones.
+    static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type) throws -> F.Instance {
+        var reader = OrderedKeyReader(bytes)
+        let coding: InstanceCoding
+        let rawVersion: F.Version.RawValue
+        do {
+            switch try reader.readByte() {
+            case binaryTag: coding = .binary
+            case jsonTag: coding = .json
+            case let tag: throw DatastoreError.corruptInstance(datastore: F.name, reason: "unknown coding tag \(tag)")
+            }
+            rawVersion = try reader.read(F.Version.RawValue.self)
+        } catch let error as DatastoreError {
+            throw error
+        } catch {
+            throw DatastoreError.corruptInstance(datastore: F.name, reason: "\(error)")
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[reader.offset...])
+        if rawVersion == F.currentVersion.rawValue {
+            return try decodePayload(F.Instance.self, from: payload, coding: coding)
+        }
+        guard let version = F.Version(rawValue: rawVersion) else {
+            let newest = F.Version.allCases.map(\.rawValue).max() ?? F.currentVersion.rawValue
+            if rawVersion > newest {
+                throw DatastoreError.versionTooNew(datastore: F.name, stored: "\(rawVersion)", newestKnown: "\(newest)")
+            }
+            throw DatastoreError.unknownVersion(datastore: F.name, stored: "\(rawVersion)")
+        }
+        if version.rawValue > F.currentVersion.rawValue {
+            throw DatastoreError.versionTooNew(datastore: F.name, stored: "\(rawVersion)", newestKnown: "\(F.currentVersion.rawValue)")
+        }
+        return try F.migrate(StoredInstance(payload: Data(payload), coding: coding), from: version)
+    }
+
+    /// The stored version's raw value (for bulk migration), without decoding the payload.
+    static func storedVersion<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type) throws -> F.Version.RawValue {
+        var reader = OrderedKeyReader(bytes)
+        _ = try reader.readByte()
+        return try reader.read(F.Version.RawValue.self)
+    }
+}

@@ -1,0 +1,59 @@
+/// The four shapes an index can take.
+public enum IndexKind: String, Codable, Sendable {
+    /// One value per instance, at most one instance per value.
+    case oneToOne
+    /// One value per instance, any number of instances per value.
+    case oneToMany
+    /// Many values per instance (a sequence property), at most one instance per value.
+    case manyToOne
+    /// Many values per instance, any number of instances per value.
+    case manyToMany
+
+    public var isUnique: Bool { self == .oneToOne || self == .manyToOne }
+}
+
+/// What the storage side needs to know about an index, with its value type erased: how to turn an
+/// instance into the encoded values it is indexed under.
+///
+/// Index entries are tree keys `encoded value ++ encoded identifier`; both encodings are
+/// order-preserving and self-delimiting, so entries sort by value, then by identifier, and the
+/// entries of one value are exactly the keys with that value's bytes as prefix.
+public final class IndexDefinition<Instance>: @unchecked Sendable {
+    // Immutable after init; the closure only reads through key paths.
+    let kind: IndexKind
+    /// The key paths it reads, for descriptors and error messages.
+    let path: String
+    let valueType: String
+    private let extract: (Instance) -> [[UInt8]]
+
+    init(kind: IndexKind, path: String, valueType: String, extract: @escaping (Instance) -> [[UInt8]]) {
+        self.kind = kind
+        self.path = path
+        self.valueType = valueType
+        self.extract = extract
+    }
+
+    /// The encoded values of `instance`, sorted and without duplicates.
+    func encodedValues(of instance: Instance) -> [[UInt8]] {
+        let values = extract(instance)
+        if values.count <= 1 { return values }
+        var unique = Array(Set(values))
+        unique.sort { $0.lexicographicallyPrecedes($1) }
+        return unique
+    }
+
+    /// What identifies the declaration: a change means the index must be rebuilt.
+    var signature: String { "\(kind.rawValue)(\(valueType)) \(path)" }
+}
+
+/// An index declared by a format. `Value` is what queries take.
+public protocol IndexRepresentation<Instance>: Sendable {
+    associatedtype Instance
+    associatedtype Value: OrderedKey
+    var definition: IndexDefinition<Instance> { get }
+}
+
+/// An index with at most one instance per value: single-result loads are allowed.
+public protocol UniqueIndexRepresentation<Instance>: IndexRepresentation {}
+
+func describe(_ keyPath: AnyKeyPath) -> String { "\(keyPath)" }

@@ -1,0 +1,102 @@
+/// One value per instance → many instances per value. In a format: `Index(\.title)`, or a
+/// composite `Index(\.shelf, \.title)` (equality on the leading parts, ranges on the last).
+public struct OneToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRepresentation {
+    public let definition: IndexDefinition<Instance>
+
+    public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
+        definition = SingleValueIndex.definition(.oneToMany, keyPath)
+    }
+
+    public init<A: OrderedKey, B: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable)
+    where Value == CompositeKey<A, B> {
+        definition = SingleValueIndex.composite(.oneToMany, a, b)
+    }
+
+    public init<A: OrderedKey, B: OrderedKey, C: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable,
+                                                            _ c: KeyPath<Instance, C> & Sendable)
+    where Value == CompositeKey<A, B, C> {
+        definition = SingleValueIndex.composite(.oneToMany, a, b, c)
+    }
+}
+
+/// One value per instance, unique: a second instance with the same value is refused.
+public struct OneToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIndexRepresentation {
+    public let definition: IndexDefinition<Instance>
+
+    public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
+        definition = SingleValueIndex.definition(.oneToOne, keyPath)
+    }
+
+    public init<A: OrderedKey, B: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable)
+    where Value == CompositeKey<A, B> {
+        definition = SingleValueIndex.composite(.oneToOne, a, b)
+    }
+}
+
+/// Each element of a sequence property is indexed (duplicates collapse); many instances per value.
+public struct ManyToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRepresentation {
+    public let definition: IndexDefinition<Instance>
+
+    public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
+        definition = SequenceIndex.definition(.manyToMany, keyPath)
+    }
+}
+
+/// Each element of a sequence property is indexed, unique across instances.
+public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIndexRepresentation {
+    public let definition: IndexDefinition<Instance>
+
+    public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
+        definition = SequenceIndex.definition(.manyToOne, keyPath)
+    }
+}
+
+enum SingleValueIndex {
+    static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
+        IndexDefinition(kind: kind, path: describe(keyPath), valueType: "\(Value.self)") { [keyPath] instance in
+            [instance[keyPath: keyPath].orderedKeyBytes]
+        }
+    }
+
+    static func composite<Instance, each Part: OrderedKey>(_ kind: IndexKind, _ parts: repeat KeyPath<Instance, each Part> & Sendable)
+    -> IndexDefinition<Instance> {
+        var paths: [String] = []
+        for part in repeat each parts { paths.append(describe(part)) }
+        var types: [String] = []
+        for part in repeat (each Part).self { types.append("\(part)") }
+        return IndexDefinition(kind: kind, path: paths.joined(separator: ", "), valueType: "(\(types.joined(separator: ", ")))") { instance in
+            [CompositeKey(repeat instance[keyPath: each parts]).orderedKeyBytes]
+        }
+    }
+}
+
+enum SequenceIndex {
+    static func definition<Instance, Values: Sequence>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Values> & Sendable)
+    -> IndexDefinition<Instance> where Values.Element: OrderedKey {
+        IndexDefinition(kind: kind, path: describe(keyPath), valueType: "\(Values.Element.self)") { [keyPath] instance in
+            instance[keyPath: keyPath].map(\.orderedKeyBytes)
+        }
+    }
+}
+
+/// Marks an index as direct: each entry keeps a full copy of the instance, so loads through it
+/// need no second lookup (at the cost of space and write time).
+@propertyWrapper
+public struct Direct<Index: IndexRepresentation>: Sendable {
+    public var wrappedValue: Index
+    public init(wrappedValue: Index) { self.wrappedValue = wrappedValue }
+}
+
+protocol DirectIndexMarker {
+    var markedIndex: Any { get }
+}
+
+extension Direct: DirectIndexMarker {
+    var markedIndex: Any { wrappedValue }
+}
+
+extension DatastoreFormat {
+    public typealias OneToOneIndex<Value: OrderedKey> = OneToOneIndexRepresentation<Instance, Value>
+    public typealias ManyToManyIndex<Value: OrderedKey> = ManyToManyIndexRepresentation<Instance, Value>
+    public typealias ManyToOneIndex<Value: OrderedKey> = ManyToOneIndexRepresentation<Instance, Value>
+}

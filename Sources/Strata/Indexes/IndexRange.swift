@@ -1,0 +1,95 @@
+/// One end of a range over index values or identifiers.
+public enum IndexBound<Value: Sendable>: Sendable {
+    case unbounded
+    case including(Value)
+    case excluding(Value)
+}
+
+/// A range usable in loads: Swift's `a..<b`, `a...b`, `a...`, `..<b`, `...b`, or `IndexRange`.
+public protocol IndexRangeExpression<Bound>: Sendable {
+    associatedtype Bound: OrderedKey
+    var lowerIndexBound: IndexBound<Bound> { get }
+    var upperIndexBound: IndexBound<Bound> { get }
+}
+
+/// An explicit range, for the combinations Swift's range operators cannot spell (an excluded
+/// lower bound) or for one exact value.
+public struct IndexRange<Bound: OrderedKey>: IndexRangeExpression {
+    public let lowerIndexBound: IndexBound<Bound>
+    public let upperIndexBound: IndexBound<Bound>
+
+    public init(lower: IndexBound<Bound> = .unbounded, upper: IndexBound<Bound> = .unbounded) {
+        lowerIndexBound = lower
+        upperIndexBound = upper
+    }
+
+    public static func only(_ value: Bound) -> IndexRange { IndexRange(lower: .including(value), upper: .including(value)) }
+}
+
+extension Range: IndexRangeExpression where Bound: OrderedKey {
+    public var lowerIndexBound: IndexBound<Bound> { .including(lowerBound) }
+    public var upperIndexBound: IndexBound<Bound> { .excluding(upperBound) }
+}
+
+extension ClosedRange: IndexRangeExpression where Bound: OrderedKey {
+    public var lowerIndexBound: IndexBound<Bound> { .including(lowerBound) }
+    public var upperIndexBound: IndexBound<Bound> { .including(upperBound) }
+}
+
+extension PartialRangeFrom: IndexRangeExpression where Bound: OrderedKey {
+    public var lowerIndexBound: IndexBound<Bound> { .including(lowerBound) }
+    public var upperIndexBound: IndexBound<Bound> { .unbounded }
+}
+
+extension PartialRangeUpTo: IndexRangeExpression where Bound: OrderedKey {
+    public var lowerIndexBound: IndexBound<Bound> { .unbounded }
+    public var upperIndexBound: IndexBound<Bound> { .excluding(upperBound) }
+}
+
+extension PartialRangeThrough: IndexRangeExpression where Bound: OrderedKey {
+    public var lowerIndexBound: IndexBound<Bound> { .unbounded }
+    public var upperIndexBound: IndexBound<Bound> { .including(upperBound) }
+}
+
+/// Result order of range loads.
+public enum RangeOrder: Sendable {
+    case ascending
+    case descending
+}
+
+/// A range turned into tree keys: scan `lower ..< upper` (nil = open end).
+struct KeyRange {
+    var lower: [UInt8]?
+    var upper: [UInt8]?
+
+    init<Bound: OrderedKey>(_ range: some IndexRangeExpression<Bound>) {
+        switch range.lowerIndexBound {
+        case .unbounded: lower = nil
+        case .including(let value): lower = value.orderedKeyBytes
+        // Past every key that starts with the value's bytes.
+        case .excluding(let value): lower = OrderedKeyWriter.prefixUpperBound(of: value.orderedKeyBytes) ?? [0xFF, 0xFF, 0xFF, 0xFF]
+        }
+        switch range.upperIndexBound {
+        case .unbounded: upper = nil
+        case .including(let value): upper = OrderedKeyWriter.prefixUpperBound(of: value.orderedKeyBytes)
+        case .excluding(let value): upper = value.orderedKeyBytes
+        }
+    }
+
+    init(lower: [UInt8]?, upper: [UInt8]?) {
+        self.lower = lower
+        self.upper = upper
+    }
+
+    static let everything = KeyRange(lower: nil, upper: nil)
+
+    /// Every key starting with `prefix`.
+    static func prefixed(_ prefix: [UInt8]) -> KeyRange {
+        KeyRange(lower: prefix, upper: OrderedKeyWriter.prefixUpperBound(of: prefix))
+    }
+
+    var isEmpty: Bool {
+        guard let lower, let upper else { return false }
+        return !lower.lexicographicallyPrecedes(upper)
+    }
+}

@@ -1,0 +1,124 @@
+import StrataCore
+
+/// Created / updated / deleted events of one datastore, from commits of any process.
+///
+/// How it works: every write appends `(generation, sequence) -> identifier` to the datastore's
+/// change log. The observer keeps a read snapshot at the generation it has reported; when the
+/// process's poller signals that the log changed, it opens the new snapshot, reads the log entries
+/// in between, and compares each identifier's instance in the old and the new snapshot. Several
+/// changes to one instance between two polls coalesce into one event (created then deleted: none).
+/// Holding the old snapshot is also what keeps the log entries it still needs from being trimmed.
+public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
+    public typealias Element = ObservedEvent<F.Identifier, F.Instance>
+
+    let database: Database
+    let schema: DatastoreSchema<F>
+    let filter: @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(database: database, schema: schema, filter: filter)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let database: Database
+        let schema: DatastoreSchema<F>
+        let filter: @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool
+        private var stream: ChangeStream?
+        private var streamIterator: ChangeStream.AsyncIterator?
+        private var snapshot: ReadTransaction?
+        private var buffered: [Element] = []
+        private var failure: Error?
+
+        init(database: Database, schema: DatastoreSchema<F>, filter: @escaping @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool) {
+            self.database = database
+            self.schema = schema
+            self.filter = filter
+            do {
+                let stream = try database.changes(trees: [schema.layout.log])
+                self.stream = stream
+                streamIterator = stream.makeAsyncIterator()
+                snapshot = try database.beginRead()
+            } catch {
+                failure = error
+            }
+        }
+
+        public mutating func next() async throws -> Element? {
+            if let failure { throw failure }
+            while buffered.isEmpty {
+                guard let event = await streamIterator?.next() else {
+                    snapshot?.end()
+                    return nil
+                }
+                try collect(upTo: event.generation)
+            }
+            return buffered.removeFirst()
+        }
+
+        private mutating func collect(upTo generation: UInt64) throws {
+            guard let old = snapshot else { return }
+            let new = try database.beginRead()
+            guard new.generation > old.generation else {
+                new.end()
+                return
+            }
+            let oldContext = StoreReadContext(transaction: old)
+            let newContext = StoreReadContext(transaction: new)
+            var identifiers: [[UInt8]] = []
+            var seen = Set<[UInt8]>()
+            if let log = try new.treeIfPresent(schema.layout.log) {
+                var lower = [UInt8](repeating: 0, count: 8)
+                lower.withUnsafeMutableBytes { $0.storeBytes(of: (old.generation + 1).bigEndian, as: UInt64.self) }
+                try new.scan(log, from: lower) { _, value in
+                    let idBytes = Array(value.bytes.dropFirst())
+                    if seen.insert(idBytes).inserted { identifiers.append(idBytes) }
+                    return true
+                }
+            }
+            let oldReader = DatastoreReader(context: oldContext, schema: schema)
+            let newReader = DatastoreReader(context: newContext, schema: schema)
+            for idBytes in identifiers {
+                let id = try F.Identifier(orderedKeyBytes: idBytes)
+                let before = try oldReader.load(idBytes: idBytes)
+                let after = try newReader.load(idBytes: idBytes)
+                guard filter(id, before, after) else { continue }
+                switch (before, after) {
+                case (nil, let created?): buffered.append(.created(id: id, newEntry: created))
+                case (let previous?, let current?): buffered.append(.updated(id: id, oldEntry: previous, newEntry: current))
+                case (let previous?, nil): buffered.append(.deleted(id: id, oldEntry: previous))
+                case (nil, nil): break
+                }
+            }
+            old.end()
+            snapshot = new
+        }
+    }
+}
+
+extension Datastore {
+    /// Every change to this datastore, from any process, as it is committed.
+    public func changes() -> DatastoreChanges<F> {
+        DatastoreChanges(database: store.database, schema: schema) { _, _, _ in true }
+    }
+
+    /// Changes to the instance with `id`.
+    public func changes(for id: F.Identifier) -> DatastoreChanges<F> where F.Identifier: Sendable {
+        DatastoreChanges(database: store.database, schema: schema) { changed, _, _ in changed == id }
+    }
+
+    /// Changes to instances whose index value lies in `range` before or after the change.
+    public func changes<I: IndexRepresentation, R: IndexRangeExpression>(in range: R, from index: KeyPath<F, I>) throws -> DatastoreChanges<F>
+    where I.Instance == F.Instance, R.Bound == I.Value {
+        let definition = try schema.index(index, forReading: false).definition
+        let keys = KeyRange(range)
+        let matches: @Sendable (F.Instance?) -> Bool = { instance in
+            guard let instance else { return false }
+            return definition.encodedValues(of: instance).contains { value in
+                if let lower = keys.lower, value.lexicographicallyPrecedes(lower) { return false }
+                if let upper = keys.upper, !value.lexicographicallyPrecedes(upper) { return false }
+                return true
+            }
+        }
+        return DatastoreChanges(database: store.database, schema: schema) { _, before, after in matches(before) || matches(after) }
+    }
+}
