@@ -53,8 +53,9 @@ public struct DatabaseOptions: Sendable {
     /// `onLongLivedReaders`: such a reader keeps the file from reusing space.
     public var longLivedReaderLimit: Double?
     public var onLongLivedReaders: (@Sendable ([ReaderInfo]) -> Void)?
-    /// Test seam: substitutes the data file's write path (fault injection, power-loss simulation).
-    var dataFileIO: (@Sendable (PosixFile) -> any DataFileIO)?
+    /// Test seam: wraps the data file's write path (fault injection, power-loss simulation). The
+    /// closure receives the real file and returns what the engine writes through.
+    @_spi(Testing) public var dataFileIO: (@Sendable (any DataFileIO) -> any DataFileIO)?
 
     public init() {}
 }

@@ -21,7 +21,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     /// Stores a new instance; throws `instanceExists` if its identifier is taken.
     public func insert(_ instance: F.Instance) throws {
-        try store(instance, mustBeNew: true)
+        _ = try store(instance, mustBeNew: true)
     }
 
     /// Deletes the instance with `id`; throws `instanceNotFound` if there is none.

@@ -4,7 +4,12 @@ import Glibc
 /// `PosixFile`; fault-injection tests substitute doubles that fail with `ENOSPC`/`EIO`, write short,
 /// or remember unsynced writes to simulate a power loss. Reads never come through here: they come
 /// from the shared mapping.
-protocol DataFileIO: AnyObject, Sendable {
+///
+/// Test-only API (`import @_spi(Testing) StrataCore`): not part of the stable surface.
+@_spi(Testing)
+public protocol DataFileIO: AnyObject, Sendable {
+    /// The data file's path (for error messages).
+    var path: String { get }
     /// Writes the buffers back to back starting at `offset` (one gathered write where possible).
     func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws
     func syncData() throws
@@ -13,7 +18,7 @@ protocol DataFileIO: AnyObject, Sendable {
 }
 
 extension PosixFile: DataFileIO {
-    func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
+    @_spi(Testing) public func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
         if buffers.count == 1 { return try write(buffers[0], at: offset) }
         var position = offset
         var index = 0

@@ -4,7 +4,7 @@ import Glibc
 /// `StrataError` that names the operation and the path. `EINTR` is retried everywhere.
 final class PosixFile: @unchecked Sendable {
     // Immutable after init; the descriptor is closed exactly once, by `close()` or `deinit`.
-    let path: String
+    @_spi(Testing) public let path: String
     private(set) var descriptor: Int32
 
     init(path: String, flags: Int32, mode: mode_t = 0o600) throws {
@@ -25,7 +25,7 @@ final class PosixFile: @unchecked Sendable {
         return .io(operation: operation, path: path, errno: code)
     }
 
-    func size() throws -> UInt64 {
+    @_spi(Testing) public func size() throws -> UInt64 {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw PosixFile.error("fstat", path) }
         return UInt64(info.st_size)
@@ -64,14 +64,14 @@ final class PosixFile: @unchecked Sendable {
         }
     }
 
-    func syncData() throws {
+    @_spi(Testing) public func syncData() throws {
         while fdatasync(descriptor) != 0 {
             if errno == EINTR { continue }
             throw PosixFile.error("fdatasync", path)
         }
     }
 
-    func setSize(_ size: UInt64) throws {
+    @_spi(Testing) public func setSize(_ size: UInt64) throws {
         while ftruncate(descriptor, off_t(size)) != 0 {
             if errno == EINTR { continue }
             throw PosixFile.error("ftruncate", path)
