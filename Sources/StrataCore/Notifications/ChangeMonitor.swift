@@ -1,4 +1,3 @@
-import CStrataSystem
 import Glibc
 import Synchronization
 
@@ -97,9 +96,8 @@ public final class ChangeMonitor: @unchecked Sendable {
     }
 
     private func run() {
-        _ = strata_set_timer_slack(1000)
-        var lastChange = Clock.monotonicNanoseconds()
-        var interval: Double = 0
+        PollingPlan.tightenTimerSlack()
+        var plan: PollingPlan?
         while true {
             let targets: [(Database, UInt64, PollingSchedule)]? = state.withLock { state in
                 state.wakeCount += 1
@@ -110,28 +108,20 @@ public final class ChangeMonitor: @unchecked Sendable {
                 return state.watched.values.map { ($0.database, $0.generation, $0.schedule) }
             }
             guard let targets else { return }
+            // The most eager subscriber sets the pace.
+            let schedule = PollingSchedule(fastInterval: targets.map(\.2.fastInterval).min() ?? 50e-6,
+                                           hotWindow: targets.map(\.2.hotWindow).max() ?? 0.25,
+                                           idleInterval: targets.map(\.2.idleInterval).min() ?? 0.02,
+                                           spinsWhenHot: targets.contains { $0.2.spinsWhenHot })
+            if plan?.schedule != schedule { plan = PollingPlan(schedule: schedule) }
             var changed = false
             for (database, seen, _) in targets where database.generation != seen {
                 changed = true
                 deliver(database)
             }
             let now = Clock.monotonicNanoseconds()
-            if changed { lastChange = now }
-            let fast = targets.map(\.2.fastInterval).min() ?? 50e-6
-            let idle = targets.map(\.2.idleInterval).min() ?? 0.02
-            let hot = Double(now - lastChange) / 1e9 < (targets.map(\.2.hotWindow).max() ?? 0.25)
-            if hot {
-                interval = fast
-                if targets.contains(where: { $0.2.spinsWhenHot }) {
-                    sched_yield()
-                    continue
-                }
-            } else {
-                interval = min(max(interval * 2, fast), idle)
-            }
-            var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - Double(Int(interval))) * 1e9))
-            var remaining = timespec()
-            while nanosleep(&pause, &remaining) != 0 && errno == EINTR { pause = remaining }
+            if changed { plan!.observedChange(at: now) }
+            PollingPlan.pause(plan!.nextPause(at: now))
         }
     }
 

@@ -18,8 +18,9 @@ public class Transaction {
     let access: PageAccess
     /// The catalog tree: tree name -> `TreeRecord`.
     var catalog: TreeRecord
+    /// Trees opened in this transaction. A transaction touches a handful, so a linear search beats
+    /// hashing the name.
     var trees: [TreeState] = []
-    var treeIndexByName: [String: Int] = [:]
     let serial: UInt64
     /// The committed generation this transaction started from.
     public let generation: UInt64
@@ -61,7 +62,7 @@ public class Transaction {
     /// Opens the tree called `name`, or nil if it does not exist in this snapshot.
     public func treeIfPresent(_ name: String) throws -> Tree? {
         try checkActive()
-        if let index = treeIndexByName[name] {
+        if let index = openedTreeIndex(name) {
             return trees[index].isDropped ? nil : Tree(name: name, index: index, transactionSerial: serial)
         }
         guard let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) else { return nil }
@@ -81,10 +82,14 @@ public class Transaction {
         return tree
     }
 
+    func openedTreeIndex(_ name: String) -> Int? {
+        // Newest first: a tree dropped and re-created in one transaction has a newer state.
+        trees.lastIndex { $0.name == name }
+    }
+
     func register(_ state: TreeState) -> Tree {
         let index = trees.count
         trees.append(state)
-        treeIndexByName[state.name] = index
         return Tree(name: state.name, index: index, transactionSerial: serial)
     }
 
@@ -129,38 +134,14 @@ public class Transaction {
         Cursor(access: access, record: trees[try state(of: tree)].record)
     }
 
-    /// Calls `body` for each entry with `lower <= key < upper` (bounds optional), in ascending or
-    /// descending key order, until it returns false.
+    /// Calls `body` for each entry with `lower <= key < upper` (bounds optional; the upper one
+    /// inclusive when asked), in ascending or descending key order, until it returns false. Keys
+    /// and values are zero-copy views (see `ByteView`).
     public func scan(_ tree: Tree, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, upperInclusive: Bool = false,
                      reverse: Bool = false, _ body: (ByteView, ByteView) throws -> Bool) throws {
-        let cursor = try cursor(tree)
-        func inRange(_ key: UnsafeRawBufferPointer) -> Bool {
-            if let lower, lower.withUnsafeBytes({ compareKeys(key, $0) }) < 0 { return false }
-            if let upper {
-                let c = upper.withUnsafeBytes { compareKeys(key, $0) }
-                if c > 0 || (c == 0 && !upperInclusive) { return false }
-            }
-            return true
-        }
-        var positioned: Bool
-        if reverse {
-            if let upper {
-                positioned = try cursor.seekLast(atOrBefore: upper)
-                if positioned, !upperInclusive, try upper.withUnsafeBytes({ compareKeys(try cursor.currentKeyBytes(), $0) }) == 0 {
-                    positioned = try cursor.previous()
-                }
-            } else {
-                positioned = try cursor.last()
-            }
-        } else {
-            positioned = try lower.map { try cursor.seek($0) } ?? cursor.first()
-        }
-        while positioned {
-            let key = try cursor.currentKeyBytes()
-            guard inRange(key) else { return }
-            guard try body(try cursor.key(), try cursor.value()) else { return }
-            positioned = reverse ? try cursor.previous() : try cursor.next()
-        }
+        let scan = TreeScan(access: access, record: trees[try state(of: tree)].record, lower: lower, upper: upper,
+                            upperInclusive: upperInclusive)
+        if reverse { try scan.backward(body) } else { try scan.forward(body) }
     }
 
     /// Point lookup without a cursor: descend from the root, checking depth at every level.

@@ -18,8 +18,8 @@ public final class WriteTransaction: Transaction {
     let base: MetaPage
     let session: Database.WriterSession
     var allocator: PageAllocator
-    /// Reused across splits to avoid an allocation per split.
-    let scratch: PageBuffer
+    /// Reused across splits to avoid an allocation per split; most transactions never split.
+    lazy var scratch = PageBuffer(pageSize: access.pageSize, number: 0)
 
     init(database: Database, session: Database.WriterSession, access: PageAccess, base: MetaPage, reuseLimit: UInt64) {
         transactionID = base.transactionID + 1
@@ -27,7 +27,6 @@ public final class WriteTransaction: Transaction {
         self.base = base
         allocator = PageAllocator(nextPage: base.pageCount, committedPageCount: base.pageCount,
                                   freeTree: base.freeTree, reuseLimit: reuseLimit)
-        scratch = PageBuffer(pageSize: access.pageSize, number: 0)
         super.init(database: database, access: access, catalog: base.catalog, generation: base.transactionID)
     }
 
@@ -45,7 +44,7 @@ public final class WriteTransaction: Transaction {
         var fresh = TreeRecord()
         fresh.created = transactionID
         fresh.lastModified = transactionID
-        if let index = treeIndexByName[name] {
+        if let index = openedTreeIndex(name) {
             guard trees[index].isDropped else { throw StrataError.treeExists(name: name) }
             trees[index] = TreeState(name: name, record: fresh, isDirty: true)
             return Tree(name: name, index: index, transactionSerial: serial)

@@ -1,0 +1,124 @@
+/// Range scans without a `Cursor` object: the path lives in a local array and each leaf is walked
+/// with plain index arithmetic, so a full scan costs a few bounds checks per entry. The same
+/// invariants as the cursor are enforced (every leaf at the tree's depth, no empty leaf).
+struct TreeScan {
+    let access: PageAccess
+    let record: TreeRecord
+    /// Inclusive lower bound (forward scans start here).
+    let lower: [UInt8]?
+    /// Upper bound, exclusive unless `upperInclusive`.
+    let upper: [UInt8]?
+    let upperInclusive: Bool
+
+    private func corrupt(_ page: UInt64, _ reason: String) -> StrataError {
+        .corruptPage(page: page, reason: reason)
+    }
+
+    /// Descends to the leaf holding `key` (or the first/last leaf when nil), filling `path` with
+    /// branch positions. Returns the leaf and the index to start at.
+    private func descend(to key: [UInt8]?, last: Bool, path: inout [(page: Page, index: Int)]) throws -> (Page, Int) {
+        var number = record.root
+        while true {
+            guard path.count < record.depth else { throw corrupt(number, "branch deeper than the tree's depth \(record.depth)") }
+            let page = try access.page(number)
+            let index: Int
+            if let key {
+                index = try key.withUnsafeBytes { try page.search($0).index }
+            } else {
+                index = last ? page.count - 1 : 0
+            }
+            if page.isLeaf {
+                guard path.count + 1 == record.depth, page.count > 0 else {
+                    throw corrupt(number, "leaf at level \(path.count + 1) of a tree of depth \(record.depth), \(page.count) entries")
+                }
+                return (page, index)
+            }
+            path.append((page, index))
+            number = try page.child(index)
+        }
+    }
+
+    /// The next (or previous) leaf after the one `path` leads to, or nil at the end.
+    private func step(_ path: inout [(page: Page, index: Int)], forward: Bool) throws -> Page? {
+        var level = path.count - 1
+        while level >= 0 {
+            let next = path[level].index + (forward ? 1 : -1)
+            if next >= 0 && next < path[level].page.count {
+                path[level].index = next
+                path.removeSubrange((level + 1)...)
+                var number = try path[level].page.child(next)
+                while true {
+                    let page = try access.page(number)
+                    if page.isLeaf {
+                        guard path.count + 1 == record.depth, page.count > 0 else {
+                            throw corrupt(number, "leaf at level \(path.count + 1) of a tree of depth \(record.depth), \(page.count) entries")
+                        }
+                        return page
+                    }
+                    guard path.count + 1 < record.depth else { throw corrupt(number, "branch deeper than the tree") }
+                    let index = forward ? 0 : page.count - 1
+                    path.append((page, index))
+                    number = try page.child(index)
+                }
+            }
+            level -= 1
+        }
+        return nil
+    }
+
+    private func beyondUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let upper else { return false }
+        let c = upper.withUnsafeBytes { compareKeys(key, $0) }
+        return c > 0 || (c == 0 && !upperInclusive)
+    }
+
+    private func belowLower(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let lower else { return false }
+        return lower.withUnsafeBytes { compareKeys(key, $0) } < 0
+    }
+
+    func forward(_ body: (ByteView, ByteView) throws -> Bool) throws {
+        guard record.root != 0 else { return }
+        var path: [(page: Page, index: Int)] = []
+        path.reserveCapacity(record.depth)
+        var (leaf, index) = try descend(to: lower, last: false, path: &path)
+        while true {
+            let owner = access.owner(of: leaf.number)
+            while index < leaf.count {
+                let node = try leaf.leaf(index)
+                if beyondUpper(node.key) { return }
+                let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
+                    : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
+                guard try body(ByteView(node.key, owner: owner), value) else { return }
+                index += 1
+            }
+            guard let next = try step(&path, forward: true) else { return }
+            leaf = next
+            index = 0
+        }
+    }
+
+    func backward(_ body: (ByteView, ByteView) throws -> Bool) throws {
+        guard record.root != 0 else { return }
+        var path: [(page: Page, index: Int)] = []
+        path.reserveCapacity(record.depth)
+        var (leaf, index) = try descend(to: upper, last: upper == nil, path: &path)
+        if upper != nil, index >= leaf.count { index = leaf.count - 1 }
+        while true {
+            let owner = access.owner(of: leaf.number)
+            while index >= 0 {
+                let node = try leaf.leaf(index)
+                if !beyondUpper(node.key) {
+                    if belowLower(node.key) { return }
+                    let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
+                        : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
+                    guard try body(ByteView(node.key, owner: owner), value) else { return }
+                }
+                index -= 1
+            }
+            guard let previous = try step(&path, forward: false) else { return }
+            leaf = previous
+            index = previous.count - 1
+        }
+    }
+}
