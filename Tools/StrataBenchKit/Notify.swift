@@ -91,12 +91,10 @@ extension ChildRoles {
         var wall0 = Sys.monoNanos()
         let idleLimit = UInt64(o.notifyIdle * 1e9)
         var changes = 0
-        repeat {
-            for _ in 0..<256 {
-                let t = store.commitToken()
-                if t != last { last = t; changes += 1 }
-            }
-        } while Sys.monoNanos() &- wall0 < idleLimit
+        while Sys.monoNanos() &- wall0 < idleLimit {
+            let remaining = Double(idleLimit - (Sys.monoNanos() &- wall0)) / 1e9
+            if let t = store.waitForCommit(after: last, timeout: remaining) { last = t; changes += 1 }
+        }
         let idleWall = Sys.seconds(since: wall0)
         let idleCPU = idleWall > 0 ? (Sys.cpuSeconds() - cpu0) / idleWall * 100 : 0
         if changes > 0 { Sys.err("notify-observer: \(changes) commits seen while idle") }
@@ -113,8 +111,7 @@ extension ChildRoles {
         var spurious = 0
         var spuriousToken = last
         while true {
-            let t = store.commitToken()
-            if t != last {
+            if let t = store.waitForCommit(after: last, timeout: 0.05) {
                 let (seq, stamp) = store.readOnce(scratch.keyBytes) { v -> (UInt64, UInt64) in
                     guard let v, v.count >= 16 else { return (UInt64.max, 0) }
                     return (UInt64(littleEndian: v.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
@@ -137,7 +134,7 @@ extension ChildRoles {
                 }
             }
             polls &+= 1
-            if polls & 4095 == 0 && Sys.monoNanos() &- lastEvent > notifyPollTimeoutNanos {
+            if Sys.monoNanos() &- lastEvent > notifyPollTimeoutNanos {
                 Sys.err("notify-observer: no commit for 10 s, giving up")
                 break
             }

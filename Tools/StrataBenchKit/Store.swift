@@ -58,5 +58,23 @@ public protocol KVStore: AnyObject {
     /// A number that changes whenever another process commits.
     func commitToken() -> UInt64
 
+    /// Waits until the commit token differs from `token` and returns it, or nil after `timeout`
+    /// seconds. The default busy-polls `commitToken()` (what LMDB and SQLite users do); engines
+    /// with their own notification mechanism override it.
+    func waitForCommit(after token: UInt64, timeout: Double) -> UInt64?
+
     func close()
+}
+
+extension KVStore {
+    public func waitForCommit(after token: UInt64, timeout: Double) -> UInt64? {
+        let deadline = Sys.monoNanos() &+ UInt64(max(0, timeout) * 1e9)
+        while true {
+            for _ in 0..<256 {
+                let current = commitToken()
+                if current != token { return current }
+            }
+            if Sys.monoNanos() >= deadline { return nil }
+        }
+    }
 }

@@ -13,6 +13,7 @@ final class StrataStore: KVStore {
     private var writeTree: Tree?
     private var reader: ReadTransaction?
     private var readTree: Tree?
+    private var waiter: CommitWaiter?
 
     init(directory: String, options: OpenOptions) {
         var settings = DatabaseOptions()
@@ -82,15 +83,11 @@ final class StrataStore: KVStore {
     func scan(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Int {
         guard let reader, let readTree else { BenchMain.fatal("strata: scan outside a read transaction") }
         return StrataStore.must("scan") {
-            let cursor = try reader.cursor(readTree)
             var count = 0
-            var more = try cursor.first()
-            while more {
-                let key = try cursor.key()
-                let value = try cursor.value()
+            try reader.scan(readTree) { key, value in
                 key.withUnsafeBytes { k in value.withUnsafeBytes { v in body(k, v) } }
                 count += 1
-                more = try cursor.next()
+                return true
             }
             return count
         }
@@ -116,6 +113,12 @@ final class StrataStore: KVStore {
 
     @inline(__always)
     func commitToken() -> UInt64 { database.generation }
+
+    /// Strata's own notification path: the adaptive, futex-free poller of the shared counter.
+    func waitForCommit(after token: UInt64, timeout: Double) -> UInt64? {
+        if waiter == nil { waiter = database.commitWaiter() }
+        return waiter!.wait(after: token, timeout: timeout)
+    }
 
     func close() {
         writer?.abort()

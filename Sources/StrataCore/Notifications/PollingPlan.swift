@@ -12,16 +12,32 @@ struct PollingPlan {
     private var lastChange: UInt64
     /// Exponentially weighted mean gap between observed changes (ns); 0 until learned.
     private var typicalGap: Double = 0
+    /// The most recent gap: a missed (coalesced) commit doubles one gap, so the estimate uses the
+    /// smaller of the two and never drifts upward into sleeping through commits.
+    private var lastGap: Double = 0
+    /// Fraction of the expected gap to sleep through; shrinks when a change was already waiting
+    /// after a long sleep (we woke late), grows back slowly when we woke early.
+    private var sleepFraction = 0.6
+    private var sleptThroughCadence = false
+    private var pollsSinceSleep = 0
     private var backoff: Double = 0
 
+    /// A plan starts cold (as if the last change were long ago): it backs off from the fast
+    /// interval until it sees a change.
     init(schedule: PollingSchedule, now: UInt64 = Clock.monotonicNanoseconds()) {
         self.schedule = schedule
-        lastChange = now
+        lastChange = now &- UInt64(schedule.hotWindow * 1e9) &- 1
     }
 
     mutating func observedChange(at now: UInt64) {
         let gap = Double(now &- lastChange)
         typicalGap = typicalGap == 0 ? gap : typicalGap * 0.8 + gap * 0.2
+        lastGap = gap
+        if sleptThroughCadence {
+            sleepFraction = pollsSinceSleep <= 1 ? max(0.2, sleepFraction * 0.7) : min(0.75, sleepFraction * 1.05)
+        }
+        sleptThroughCadence = false
+        pollsSinceSleep = 0
         lastChange = now
         backoff = 0
     }
@@ -32,11 +48,14 @@ struct PollingPlan {
         let fast = schedule.fastInterval
         if since < schedule.hotWindow * 1e9 {
             if schedule.spinsWhenHot { return 0 }
-            // Steady committer: sleep until 75% of the usual gap has passed, then poll fast.
-            let wakeAt = typicalGap * 0.75
-            if typicalGap > 8 * fast * 1e9 && since < wakeAt {
+            // Steady committer: sleep through most of the expected gap, then poll fast.
+            let expected = min(typicalGap, lastGap)
+            let wakeAt = expected * sleepFraction
+            if expected > 8 * fast * 1e9 && since < wakeAt && !sleptThroughCadence {
+                sleptThroughCadence = true
                 return min((wakeAt - since) / 1e9, schedule.idleInterval)
             }
+            pollsSinceSleep += 1
             return fast
         }
         backoff = min(max(backoff * 2, fast), schedule.idleInterval)
@@ -59,21 +78,41 @@ struct PollingPlan {
     static func tightenTimerSlack() { _ = strata_set_timer_slack(1000) }
 }
 
-extension Database {
-    /// Blocks the calling thread until the generation moves past `generation` (a commit from any
-    /// process) and returns the new one, or nil after `timeout` seconds. It polls the shared
-    /// counter on the adaptive `schedule`; no futex, signal or file descriptor is involved. For
-    /// async code use `changes()`.
-    public func waitForCommit(after generation: UInt64, timeout: Double? = nil, schedule: PollingSchedule = .standard) -> UInt64? {
+/// Waits for commits on the calling thread (for synchronous code; async code uses `changes()`).
+/// It keeps its polling plan between calls, so a loop of waits learns the commit cadence.
+/// Use one waiter per thread.
+public final class CommitWaiter {
+    private let database: Database
+    private var plan: PollingPlan
+
+    init(database: Database, schedule: PollingSchedule) {
+        self.database = database
+        plan = PollingPlan(schedule: schedule)
         PollingPlan.tightenTimerSlack()
-        var plan = PollingPlan(schedule: schedule)
-        let deadline = timeout.map { Clock.monotonicNanoseconds() + UInt64($0 * 1e9) }
+    }
+
+    /// Blocks until the generation moves past `generation` and returns the new one, or nil after
+    /// `timeout` seconds. Polls the shared counter: no futex, signal or file descriptor.
+    public func wait(after generation: UInt64, timeout: Double? = nil) -> UInt64? {
+        let deadline = timeout.map { Clock.monotonicNanoseconds() &+ UInt64(max(0, $0) * 1e9) }
         while true {
-            let current = self.generation
-            if current != generation { return current }
+            let current = database.generation
             let now = Clock.monotonicNanoseconds()
+            if current != generation {
+                plan.observedChange(at: now)
+                return current
+            }
             if let deadline, now >= deadline { return nil }
-            PollingPlan.pause(plan.nextPause(at: now))
+            var pause = plan.nextPause(at: now)
+            if let deadline { pause = min(pause, Double(deadline - now) / 1e9) }
+            PollingPlan.pause(pause)
         }
+    }
+}
+
+extension Database {
+    /// A waiter that blocks the calling thread until commits happen (see `CommitWaiter`).
+    public func commitWaiter(schedule: PollingSchedule = .standard) -> CommitWaiter {
+        CommitWaiter(database: self, schedule: schedule)
     }
 }
