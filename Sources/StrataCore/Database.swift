@@ -35,9 +35,28 @@ public final class Database: Sendable {
         var lastReap: UInt64 = 0
         var lastLongReaderCheck: UInt64 = 0
 
+        /// Single-page buffers of finished transactions, reused instead of reallocated.
+        private var spareBuffers: [PageBuffer] = []
+        private static let spareLimit = 4096
+
         init(committed: MetaPage, fileSize: UInt64) {
             self.committed = committed
             self.fileSize = fileSize
+        }
+
+        func pageBuffer(number: UInt64) -> PageBuffer {
+            guard let buffer = spareBuffers.popLast() else { return PageBuffer(pageSize: committed.pageSize, number: number) }
+            buffer.reassign(to: number)
+            return buffer
+        }
+
+        /// Takes back the buffers of a finished transaction (only single pages, only up to a limit).
+        func recycle(_ buffers: Dictionary<UInt64, PageBuffer>.Values) {
+            // A ByteView handed out by the transaction may still hold one of these: it stays
+            // memory-safe (the buffer lives on) but shows newer bytes, as documented.
+            for buffer in buffers where buffer.pageCount == 1 && spareBuffers.count < WriterSession.spareLimit {
+                spareBuffers.append(buffer)
+            }
         }
     }
 

@@ -21,6 +21,9 @@ final class PageBuffer {
 
     deinit { memory.deallocate() }
 
+    /// Gives a pooled buffer a new page number (its bytes are overwritten by the caller).
+    func reassign(to newNumber: UInt64) { number = newNumber }
+
     var byteCount: Int { pageSize * pageCount }
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory, count: byteCount) }
 

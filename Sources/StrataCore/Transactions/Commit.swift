@@ -8,6 +8,7 @@ extension WriteTransaction {
         try checkActive()
         defer {
             isActive = false
+            session.recycle(access.dirty.values)
             access.dirty.removeAll()
             database.releaseWriter(session)
         }

@@ -119,6 +119,7 @@ public final class WriteTransaction: Transaction {
     public func abort() {
         guard isActive else { return }
         isActive = false
+        session.recycle(access.dirty.values)
         access.dirty.removeAll()
         database.releaseWriter(session)
     }

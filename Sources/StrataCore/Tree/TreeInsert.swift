@@ -14,7 +14,7 @@ extension WriteTransaction {
     func touch(_ number: UInt64) throws -> PageBuffer {
         if let buffer = access.dirty[number] { return buffer }
         let page = try access.page(number)
-        let copy = PageBuffer(pageSize: pageSize, number: try allocate())
+        let copy = session.pageBuffer(number: try allocate())
         copy.copy(from: page.base, renumberAs: copy.number)
         access.dirty[copy.number] = copy
         freePages(number)
@@ -22,7 +22,7 @@ extension WriteTransaction {
     }
 
     func newPage(kind: PageKind) throws -> PageBuffer {
-        let buffer = PageBuffer(pageSize: pageSize, number: try allocate())
+        let buffer = session.pageBuffer(number: try allocate())
         buffer.initializeTreePage(kind: kind)
         access.dirty[buffer.number] = buffer
         return buffer
