@@ -4,13 +4,13 @@ import Glibc
 public enum BenchMain {
     /// Parses the command line and runs the workloads on the chosen engines (`--engine NAME`,
     /// default: all of `engines`, in that order), or plays a child-process role. Exits when done.
-    public static func run(engines: [any KVStore.Type]) -> Never {
+    public static func run(engines: [any KVStore.Type], arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         signal(SIGPIPE, SIG_IGN)
         let names = engines.map { $0.kind }
         guard !names.isEmpty, Set(names).count == names.count else {
             fatal("the engines must be at least one, with distinct names: \(names)")
         }
-        let o = Options.parse(Array(CommandLine.arguments.dropFirst()), engines: names)
+        let o = Options.parse(arguments, engines: names)
         func store(_ kind: EngineKind) -> any KVStore.Type { engines.first { $0.kind == kind }! }
 
         if let role = o.role {

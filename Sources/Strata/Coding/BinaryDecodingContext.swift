@@ -4,60 +4,47 @@
 /// and passes decoders around as existentials. Any reference-counted field in those values
 /// turns each field access into atomic retain/release traffic, which measured as the
 /// dominant cost of decoding a small struct. So decoders and containers hold only plain
-/// values (offsets, raw pointers, an unmanaged reference to this object, a path-node index)
-/// and everything that needs managed storage lives here.
+/// values (offsets, raw pointers, this context, a path-node index) and everything that
+/// needs managed storage lives in the `BinaryDecodingState` this context points to.
 ///
-/// Lifetime invariant: the top-level decode call keeps this object (and the input buffer)
-/// alive for its whole duration; decoders and containers must not be used after it returns.
-/// That already holds for the raw input buffer, and `Decodable` implementations do not
-/// retain decoders or containers.
-///
-/// Memory layout: a `ManagedBuffer` whose tail holds the first lookup hints, so a typical
-/// decode allocates the context, its path storage and its hints in one block.
-final class BinaryDecodingContext: ManagedBuffer<BinaryDecodingContext.State, Int> {
-    struct State {
-        /// The whole top-level input.
-        let buffer: UnsafeRawBufferPointer
-        /// Coding paths as a parent-linked tree: each nested value adds one node.
-        /// Append-only, so a path index stays valid however containers are interleaved.
-        var pathNodes: [(parent: Int, key: any CodingKey)] = []
-        /// Hints handed out so far from the tail storage.
-        var inlineHintsUsed = 0
-        /// Further hint storage once the tail is exhausted (deep or wide documents).
-        var overflowChunks: [UnsafeMutablePointer<Int>] = []
-        var overflowNext: UnsafeMutablePointer<Int>?
-        var overflowLeft = 0
-    }
+/// Lifetime invariant: the state is a local variable of the top-level decode call
+/// (`withContext`), so no allocation is needed for it; decoders and containers must not be
+/// used after that call returns. That already holds for the raw input buffer they read,
+/// and `Decodable` implementations do not retain decoders or containers.
+struct BinaryDecodingContext {
+    private let state: UnsafeMutablePointer<BinaryDecodingState>
 
-    /// Hints (two `Int`s each) stored in the object's own allocation.
-    private static let inlineHintCapacity = 8
     private static let hintsPerOverflowChunk = 32
+    private static let inlineHintsOffset = MemoryLayout<BinaryDecodingState>.offset(of: \.inlineHints).unsafelyUnwrapped
 
     /// The path index meaning "no key" (the top-level value).
     static let rootPath = -1
 
-    static func make(buffer: UnsafeRawBufferPointer) -> BinaryDecodingContext {
-        let object = create(minimumCapacity: 2 * inlineHintCapacity) { _ in State(buffer: buffer) }
-        return unsafeDowncast(object, to: BinaryDecodingContext.self)
-    }
+    /// Deepest nesting accepted when decoding (comfortably within a 512 KiB thread stack).
+    static let maximumDepth = 256
 
-    deinit {
-        withUnsafeMutablePointerToHeader { state in
-            for chunk in state.pointee.overflowChunks {
-                chunk.deallocate()
+    /// Runs `body` with a context for `buffer`, releasing everything afterwards.
+    static func withContext<R>(buffer: UnsafeRawBufferPointer, _ body: (BinaryDecodingContext) throws -> R) rethrows -> R {
+        var state = BinaryDecodingState(buffer: buffer)
+        return try withUnsafeMutablePointer(to: &state) { state in
+            defer {
+                for chunk in state.pointee.overflowChunks {
+                    chunk.deallocate()
+                }
             }
+            return try body(BinaryDecodingContext(state: state))
         }
     }
 
     // MARK: Extents
 
     func bytes(in extent: BinaryExtent) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: header.buffer[Int(extent.start)..<Int(extent.end)])
+        UnsafeRawBufferPointer(rebasing: state.pointee.buffer[Int(extent.start)..<Int(extent.end)])
     }
 
     /// The extent of `bytes`, which must be a sub-buffer of the input.
     func extent(of bytes: UnsafeRawBufferPointer) -> BinaryExtent {
-        guard let base = header.buffer.baseAddress, let start = bytes.baseAddress else {
+        guard let base = state.pointee.buffer.baseAddress, let start = bytes.baseAddress else {
             return BinaryExtent(start: 0, end: 0)
         }
         let offset = start - base
@@ -66,17 +53,25 @@ final class BinaryDecodingContext: ManagedBuffer<BinaryDecodingContext.State, In
 
     // MARK: Coding paths
 
-    func appendPathNode(parent: Int, key: any CodingKey) -> Int {
-        header.pathNodes.append((parent, key))
-        return header.pathNodes.count - 1
+    /// Adds the path node of a nested value. Throws beyond `maximumDepth` levels: each
+    /// level costs stack in the recursive `Decodable` calls, so forged input for a recursive
+    /// type could otherwise nest deep enough to overflow the stack and crash.
+    func appendPathNode(parent: Int, key: any CodingKey) throws -> Int {
+        let depth = parent < 0 ? 1 : state.pointee.pathNodes[parent].depth + 1
+        guard depth <= Self.maximumDepth else {
+            throw BinaryFormatError("values nested deeper than \(Self.maximumDepth) levels")
+                .decodingError(codingPath: codingPath(at: parent) + [key])
+        }
+        state.pointee.pathNodes.append((parent, key, depth))
+        return state.pointee.pathNodes.count - 1
     }
 
     func codingPath(at node: Int) -> [any CodingKey] {
         var keys: [any CodingKey] = []
         var current = node
         while current >= 0 {
-            keys.append(header.pathNodes[current].key)
-            current = header.pathNodes[current].parent
+            keys.append(state.pointee.pathNodes[current].key)
+            current = state.pointee.pathNodes[current].parent
         }
         return keys.reversed()
     }
@@ -84,24 +79,25 @@ final class BinaryDecodingContext: ManagedBuffer<BinaryDecodingContext.State, In
     // MARK: Hints
 
     /// Storage for one keyed container's lookup hint: `[0]` = index of the next expected
-    /// field, `[1]` = its byte offset. The address stays valid while the context lives:
-    /// tail storage and overflow chunks never move.
+    /// field, `[1]` = its byte offset. The address stays valid until the decode call ends:
+    /// the stack block and the overflow chunks never move.
     func makeHint(firstFieldOffset: Int) -> UnsafeMutablePointer<Int> {
-        let hint = withUnsafeMutablePointers { state, tail -> UnsafeMutablePointer<Int> in
-            if state.pointee.inlineHintsUsed < Self.inlineHintCapacity {
-                defer { state.pointee.inlineHintsUsed += 1 }
-                return tail + 2 * state.pointee.inlineHintsUsed
-            }
+        let hint: UnsafeMutablePointer<Int>
+        if state.pointee.inlineHintsUsed < BinaryDecodingState.inlineHintCapacity {
+            // The inline tuple lives inside the pinned state, so its address is stable.
+            let inlineBase = (UnsafeMutableRawPointer(state) + Self.inlineHintsOffset).assumingMemoryBound(to: Int.self)
+            hint = inlineBase + 2 * state.pointee.inlineHintsUsed
+            state.pointee.inlineHintsUsed += 1
+        } else {
             if state.pointee.overflowLeft == 0 {
                 let chunk = UnsafeMutablePointer<Int>.allocate(capacity: 2 * Self.hintsPerOverflowChunk)
                 state.pointee.overflowChunks.append(chunk)
                 state.pointee.overflowNext = chunk
                 state.pointee.overflowLeft = Self.hintsPerOverflowChunk
             }
-            let next = state.pointee.overflowNext.unsafelyUnwrapped
-            state.pointee.overflowNext = next + 2
+            hint = state.pointee.overflowNext.unsafelyUnwrapped
+            state.pointee.overflowNext = hint + 2
             state.pointee.overflowLeft -= 1
-            return next
         }
         hint.initialize(to: 0)
         (hint + 1).initialize(to: firstFieldOffset)
@@ -109,21 +105,26 @@ final class BinaryDecodingContext: ManagedBuffer<BinaryDecodingContext.State, In
     }
 }
 
-/// A byte range of the top-level input. Two 32-bit offsets keep `BinaryValueDecoder` at
-/// three words, small enough to be stored inline in an `any Decoder` without allocating;
-/// inputs are therefore limited to 4 GiB, which `BinaryInstanceDecoder` checks.
-struct BinaryExtent {
-    let start: UInt32
-    let end: UInt32
-}
+/// The managed part of a decode call's shared state (see `BinaryDecodingContext`).
+struct BinaryDecodingState {
+    /// Hints (two `Int`s each) stored inline, enough for most records without a heap chunk.
+    static let inlineHintCapacity = 8
 
-/// A plain reference to the context that costs no reference counting when copied.
-typealias BinaryContextReference = Unmanaged<BinaryDecodingContext>
+    /// The whole top-level input.
+    let buffer: UnsafeRawBufferPointer
+    /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only,
+    /// so a path index stays valid however containers are interleaved.
+    var pathNodes: [(parent: Int, key: any CodingKey, depth: Int)] = []
+    /// Inline hint storage (`2 * inlineHintCapacity` Ints) and how much of it is used.
+    var inlineHints: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var inlineHintsUsed = 0
+    /// Heap chunks for hints once the inline storage is used up (deep or wide documents).
+    var overflowChunks: [UnsafeMutablePointer<Int>] = []
+    var overflowNext: UnsafeMutablePointer<Int>?
+    var overflowLeft = 0
 
-extension Unmanaged where Instance == BinaryDecodingContext {
-    /// Access without retain/release; sound because the top-level call keeps the context alive.
-    @inline(__always)
-    func with<R>(_ body: (BinaryDecodingContext) throws -> R) rethrows -> R {
-        try _withUnsafeGuaranteedRef(body)
+    init(buffer: UnsafeRawBufferPointer) {
+        self.buffer = buffer
     }
 }

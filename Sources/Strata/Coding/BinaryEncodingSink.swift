@@ -4,10 +4,16 @@
 /// Misuse that the non-throwing parts of the `Encoder` API cannot report immediately (for
 /// example requesting a keyed container for a value that already wrote a primitive) is
 /// recorded in `deferredError` and thrown when encoding finishes.
+///
+/// The stored properties opt out of dynamic exclusivity checking, which otherwise dominated
+/// encoding time (a runtime call on every byte-array and frame access). This is sound
+/// because every access is a short, non-reentrant read or mutation inside this module: no
+/// access to `bytes` or `frames` is ever held open across a call into user code
+/// (`Encodable.encode(to:)`), so accesses can never overlap.
 final class BinaryEncodingSink {
-    var bytes: [UInt8] = []
-    private(set) var frames: [BinaryEncodingFrame] = []
-    private var nextFrameID: UInt32 = 0
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) private(set) var frames: [BinaryEncodingFrame] = []
+    @exclusivity(unchecked) private var nextFrameID: UInt32 = 0
     private(set) var deferredError: EncodingError?
 
     init() {
@@ -122,72 +128,5 @@ final class BinaryEncodingSink {
         if let lengthPosition = frame.lengthPosition {
             endSlot(lengthPosition: lengthPosition)
         }
-    }
-
-    // MARK: Bytes
-
-    /// Writes a 1-byte slot-length placeholder and returns its position.
-    func beginSlot() -> Int {
-        bytes.append(0)
-        return bytes.count - 1
-    }
-
-    /// Patches the placeholder at `lengthPosition` with the number of bytes written after it.
-    func endSlot(lengthPosition: Int) {
-        patchVarint(at: lengthPosition, value: bytes.count - lengthPosition - 1)
-    }
-
-    /// Replaces a 1-byte placeholder with the varint of `value`; values of 128 or more need
-    /// a wider varint, so the following bytes are shifted (rare: only large slots/containers).
-    private func patchVarint(at position: Int, value: Int) {
-        if value < 0x80 {
-            bytes[position] = UInt8(value)
-            return
-        }
-        var encoded: [UInt8] = []
-        BinaryVarint.append(UInt64(value), to: &encoded)
-        bytes.replaceSubrange(position..<(position + 1), with: encoded)
-    }
-
-    func writeKey(_ key: some CodingKey) {
-        var name = key.stringValue
-        name.withUTF8 { utf8 in
-            BinaryVarint.append(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
-        }
-    }
-
-    /// Writes a primitive into its own length-prefixed slot.
-    func writeSlot(_ value: some BinaryPrimitive) {
-        let lengthPosition = beginSlot()
-        value.appendBinary(to: &bytes)
-        endSlot(lengthPosition: lengthPosition)
-    }
-
-    /// Writes an empty slot, which is how `nil` is represented.
-    func writeNilSlot() {
-        bytes.append(0)
-    }
-
-    /// Encodes an arbitrary value into a new length-prefixed slot nested under the frame at
-    /// `parent`, closing the slot (and anything the value left open) before returning.
-    func writeSlot<T: Encodable>(_ value: T, key: any CodingKey, parent: BinaryFrameHandle) throws {
-        let lengthPosition = beginSlot()
-        if BinarySpecialValues.appendIfSpecial(value, to: &bytes) {
-            endSlot(lengthPosition: lengthPosition)
-            return
-        }
-        let handle = pushFrame(lengthPosition: lengthPosition, key: key, ordering: .of(T.self))
-        try value.encode(to: BinaryValueEncoder(sink: self, handle: handle))
-        close(handle)
-    }
-
-    /// Opens a new slot whose content will be a container or a value written later through
-    /// the returned handle (nested containers and super encoders).
-    func openSlot(key: any CodingKey, content: BinaryEncodingFrame.Content) -> BinaryFrameHandle {
-        let lengthPosition = beginSlot()
-        let handle = pushFrame(lengthPosition: lengthPosition, key: key, ordering: .asWritten)
-        if content != .empty { openContainer(content, at: handle) }
-        return handle
     }
 }

@@ -3,7 +3,9 @@
 /// Safety: every length is checked against the bytes that remain before it is used, so
 /// corrupt or truncated input throws (`DecodingError.dataCorrupted` for structural damage;
 /// `keyNotFound`/`valueNotFound` where damage yields well-formed but unexpected data) and
-/// never reads out of bounds or allocates according to a forged length.
+/// never reads out of bounds or allocates according to a forged length. Nesting is limited
+/// to `BinaryDecodingContext.maximumDepth` (256) levels so that forged input for a
+/// recursive type cannot exhaust the stack.
 ///
 /// Speed: the decoder works directly on the caller's buffer, keyed containers are scanned
 /// lazily with keys compared as UTF-8 bytes, and decoders/containers are plain values
@@ -18,10 +20,8 @@ public struct BinaryInstanceDecoder: Sendable {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: [], debugDescription: "Binary instances larger than 4 GiB are not supported"))
         }
-        let context = BinaryDecodingContext.make(buffer: bytes)
-        return try withExtendedLifetime(context) {
-            try BinaryValueDecoder.decodeValue(
-                T.self, from: bytes, context: .passUnretained(context), pathNode: BinaryDecodingContext.rootPath)
+        return try BinaryDecodingContext.withContext(buffer: bytes) { context in
+            try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, pathNode: BinaryDecodingContext.rootPath)
         }
     }
 

@@ -5,20 +5,20 @@
 /// call, so that copy must be a memcpy.
 struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private let fields: BinaryKeyedFieldScanner
-    private let context: BinaryContextReference
+    private let context: BinaryDecodingContext
     private let pathNode: Int
 
-    init(bytes: UnsafeRawBufferPointer, context: BinaryContextReference, pathNode: Int) throws {
+    init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
         // Smallest field: empty key (1 length byte) and nil value (1 length byte).
         let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: 2, kind: "keyed", codingPath: context.with { $0.codingPath(at: pathNode) })
-        let hint = context.with { $0.makeHint(firstFieldOffset: header.entriesStart) }
+            bytes, minimumEntrySize: 2, kind: "keyed", codingPath: context.codingPath(at: pathNode))
+        let hint = context.makeHint(firstFieldOffset: header.entriesStart)
         self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart, hint: hint)
         self.context = context
         self.pathNode = pathNode
     }
 
-    var codingPath: [any CodingKey] { context.with { $0.codingPath(at: pathNode) } }
+    var codingPath: [any CodingKey] { context.codingPath(at: pathNode) }
 
     private func path(appending key: some CodingKey) -> [any CodingKey] {
         codingPath + [key]
@@ -77,6 +77,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try primitive(type, forKey: key) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try primitive(type, forKey: key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(type, forKey: key) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try primitive(type, forKey: key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try primitive(type, forKey: key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try BinaryValueDecoder.decodeValue(
@@ -99,6 +101,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try primitiveIfPresent(type, forKey: key) }
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try primitiveIfPresent(type, forKey: key) }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try primitiveIfPresent(type, forKey: key) }
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try primitiveIfPresent(type, forKey: key) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
@@ -109,13 +113,13 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let bytes = try requiredValueBytes(forKey: key)
-        let node = context.with { $0.appendPathNode(parent: pathNode, key: key) }
+        let node = try context.appendPathNode(parent: pathNode, key: key)
         return KeyedDecodingContainer(try BinaryKeyedDecodingContainer<NestedKey>(bytes: bytes, context: context, pathNode: node))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let bytes = try requiredValueBytes(forKey: key)
-        let node = context.with { $0.appendPathNode(parent: pathNode, key: key) }
+        let node = try context.appendPathNode(parent: pathNode, key: key)
         return try BinaryUnkeyedDecodingContainer(bytes: bytes, context: context, pathNode: node)
     }
 
@@ -133,9 +137,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         do { bytes = try fields.valueBytes(named: name) } catch {
             throw error.decodingError(codingPath: path(appending: key))
         }
-        return context.with { context in
-            let extent = bytes.map { context.extent(of: $0) } ?? BinaryExtent(start: 0, end: 0)
-            return BinaryValueDecoder(context: self.context, extent: extent, pathNode: context.appendPathNode(parent: pathNode, key: key))
-        }
+        let extent = bytes.map { context.extent(of: $0) } ?? BinaryExtent(start: 0, end: 0)
+        return BinaryValueDecoder(context: context, extent: extent, pathNode: try context.appendPathNode(parent: pathNode, key: key))
     }
 }

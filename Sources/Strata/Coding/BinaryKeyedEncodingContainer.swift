@@ -37,6 +37,8 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode(_ value: UInt16, forKey key: Key) throws { try writePrimitive(value, forKey: key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try writePrimitive(value, forKey: key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try writePrimitive(value, forKey: key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try writePrimitive(value, forKey: key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try writePrimitive(value, forKey: key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try sink.activateOrThrow(handle)

@@ -28,24 +28,45 @@ struct BinaryKeyedFieldScanner {
         let value: Range<Int>
     }
 
+    @inline(__always)
     private func parseField(at offset: Int) throws(BinaryFormatError) -> Field {
         var position = offset
         let keyLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "key")
         let keyStart = position
         position += keyLength
         let valueLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "value")
-        return Field(key: keyStart..<(keyStart + keyLength), value: position..<(position + valueLength))
+        // `readLength` guarantees both ranges lie within `bytes`.
+        return Field(
+            key: Range(uncheckedBounds: (keyStart, keyStart + keyLength)),
+            value: Range(uncheckedBounds: (position, position + valueLength)))
     }
 
+    /// Compares a stored key with the requested key's UTF-8 bytes using word-sized loads
+    /// (keys are short; a byte loop was the hottest spot of decoding). Loads may overlap but
+    /// never leave either buffer: offsets stay within `0..<count`.
     @inline(__always)
     private func key(_ range: Range<Int>, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard range.count == name.count else { return false }
-        var position = range.lowerBound
-        for byte in name {
-            guard bytes[position] == byte else { return false }
-            position += 1
+        let count = name.count
+        guard range.count == count else { return false }
+        guard count > 0, let storedBase = bytes.baseAddress, let nameBase = name.baseAddress else { return true }
+        let stored = storedBase + range.lowerBound
+        let wanted = UnsafeRawPointer(nameBase)
+        func same<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) -> Bool {
+            stored.loadUnaligned(fromByteOffset: offset, as: Word.self) == wanted.loadUnaligned(fromByteOffset: offset, as: Word.self)
         }
-        return true
+        switch count {
+        case 1...3:
+            return same(UInt8.self, at: 0) && same(UInt8.self, at: count / 2) && same(UInt8.self, at: count - 1)
+        case 4...8:
+            return same(UInt32.self, at: 0) && same(UInt32.self, at: count - 4)
+        default:
+            var offset = 0
+            while offset + 8 < count {
+                guard same(UInt64.self, at: offset) else { return false }
+                offset += 8
+            }
+            return same(UInt64.self, at: count - 8)
+        }
     }
 
     private func findValueRange(named name: UnsafeBufferPointer<UInt8>) throws(BinaryFormatError) -> Range<Int>? {

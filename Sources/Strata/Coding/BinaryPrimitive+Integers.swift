@@ -86,3 +86,30 @@ extension UInt64: BinaryPrimitive {
     func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt64 { try BinaryInteger.readUnsigned(UInt64.self, from: extent) }
 }
+
+// 128-bit integers use the same varint forms, widened.
+
+extension Int128: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryVarint.appendWide(BinaryVarint.zigZag(self), to: &bytes) }
+
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int128 {
+        BinaryVarint.unZigZag(try readWholeWideVarint(extent, what: "Int128"))
+    }
+}
+
+extension UInt128: BinaryPrimitive {
+    func appendBinary(to bytes: inout [UInt8]) { BinaryVarint.appendWide(self, to: &bytes) }
+
+    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt128 {
+        try readWholeWideVarint(extent, what: "UInt128")
+    }
+}
+
+private func readWholeWideVarint(_ extent: UnsafeRawBufferPointer, what: StaticString) throws(BinaryFormatError) -> UInt128 {
+    var offset = 0
+    let value = try BinaryVarint.readWide(from: extent, at: &offset)
+    guard offset == extent.count else {
+        throw BinaryFormatError("\(what) varint of \(offset) byte(s) does not fill its \(extent.count)-byte slot")
+    }
+    return value
+}

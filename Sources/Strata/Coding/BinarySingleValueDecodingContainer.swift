@@ -1,13 +1,13 @@
 /// Reads the one value that fills the current extent; an empty extent is `nil`.
 /// Three plain words, like `BinaryValueDecoder`, so it lives inline in its existential.
 struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
-    let context: BinaryContextReference
+    let context: BinaryDecodingContext
     let extent: BinaryExtent
     let pathNode: Int
 
-    var codingPath: [any CodingKey] { context.with { $0.codingPath(at: pathNode) } }
+    var codingPath: [any CodingKey] { context.codingPath(at: pathNode) }
 
-    private var bytes: UnsafeRawBufferPointer { context.with { $0.bytes(in: extent) } }
+    private var bytes: UnsafeRawBufferPointer { context.bytes(in: extent) }
 
     func decodeNil() -> Bool { extent.start == extent.end }
 
@@ -29,6 +29,8 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try primitive(type) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try primitive(type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try primitive(type) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try primitive(type) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try primitive(type) }
 
     /// The value fills this same extent, so it keeps this container's coding path.
     func decode<T: Decodable>(_ type: T.Type) throws -> T {

@@ -40,6 +40,8 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt32) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt64) throws { try writePrimitive(value) }
+    mutating func encode(_ value: Int128) throws { try writePrimitive(value) }
+    mutating func encode(_ value: UInt128) throws { try writePrimitive(value) }
 
     /// The value takes over this frame: its own `encode(to:)` requests the container that
     /// fills this extent, so a wrapper encodes exactly like the value it wraps.

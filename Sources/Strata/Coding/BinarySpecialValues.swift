@@ -37,23 +37,23 @@ enum BinarySpecialValues {
         T.self == Date.self || T.self == UUID.self || T.self == Data.self
     }
 
-    /// Decodes a type for which `isSpecial(T.self)` is true; `decoder` reads the same bytes
-    /// and is used for errors and for the `Codable`-form fallback.
+    /// Decodes a type for which `isSpecial(T.self)` is true; `decoder` makes a decoder over
+    /// the same bytes, only needed for errors and for the `Codable`-form fallback.
     ///
     /// Returns `T` rather than `T?`: this runs unspecialized, and an `Optional<T>` would
     /// cost a runtime metadata lookup per field.
     static func decodeSpecial<T: Decodable>(
-        _: T.Type, from bytes: UnsafeRawBufferPointer, decoder: BinaryValueDecoder
+        _: T.Type, from bytes: UnsafeRawBufferPointer, decoder: () throws -> BinaryValueDecoder
     ) throws -> T {
         guard !bytes.isEmpty else {
             throw DecodingError.valueNotFound(T.self, DecodingError.Context(
-                codingPath: decoder.codingPath, debugDescription: "Expected \(T.self) but found nil"))
+                codingPath: try decoder().codingPath, debugDescription: "Expected \(T.self) but found nil"))
         }
         if T.self == Date.self {
             do {
                 return unsafeBitCast(try decodeDate(bytes), to: T.self)
             } catch {
-                throw error.decodingError(codingPath: decoder.codingPath)
+                throw error.decodingError(codingPath: try decoder().codingPath)
             }
         }
         if T.self == UUID.self, let uuid = decodeRawUUID(bytes) {
@@ -63,7 +63,7 @@ enum BinarySpecialValues {
             return unsafeBitCast(data, to: T.self)
         }
         // Not the compact form: the value was written through the type's own Codable.
-        return try T(from: decoder)
+        return try T(from: try decoder())
     }
 
     private static func decodeDate(_ extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Date {

@@ -5,6 +5,7 @@
 /// standard library and performs runtime metadata lookups on every call, which made it the
 /// single largest cost of decoding a typical record. The validation is done once here; the
 /// final `String(decoding:as:)` then takes its fast path for valid input.
+/// Shared by the binary coder and by `String`'s ordered-key decoding.
 enum BinaryUTF8 {
     static func string(from bytes: UnsafeRawBufferPointer) -> String? {
         guard isValid(bytes) else { return nil }

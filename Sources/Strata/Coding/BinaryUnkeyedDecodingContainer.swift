@@ -4,16 +4,16 @@
 /// expects, e.g. for `decodeNil()` returning `false`).
 struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     private let bytes: UnsafeRawBufferPointer
-    private let context: BinaryContextReference
+    private let context: BinaryDecodingContext
     private let pathNode: Int
     private let elementCount: Int
     private var offset: Int
     private(set) var currentIndex = 0
 
-    init(bytes: UnsafeRawBufferPointer, context: BinaryContextReference, pathNode: Int) throws {
+    init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
         // Smallest element: a nil value (1 length byte).
         let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: 1, kind: "unkeyed", codingPath: context.with { $0.codingPath(at: pathNode) })
+            bytes, minimumEntrySize: 1, kind: "unkeyed", codingPath: context.codingPath(at: pathNode))
         self.bytes = bytes
         self.context = context
         self.pathNode = pathNode
@@ -21,7 +21,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         self.offset = header.entriesStart
     }
 
-    var codingPath: [any CodingKey] { context.with { $0.codingPath(at: pathNode) } }
+    var codingPath: [any CodingKey] { context.codingPath(at: pathNode) }
     var count: Int? { elementCount }
     var isAtEnd: Bool { currentIndex >= elementCount }
 
@@ -48,8 +48,8 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         currentIndex += 1
     }
 
-    private func elementNode() -> Int {
-        context.with { $0.appendPathNode(parent: pathNode, key: elementKey) }
+    private func elementNode() throws -> Int {
+        try context.appendPathNode(parent: pathNode, key: elementKey)
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -80,6 +80,8 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try primitive(type) }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try primitive(type) }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try primitive(type) }
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try primitive(type) }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try primitive(type) }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (element, next) = try peek(T.self)
@@ -91,21 +93,21 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let (element, next) = try peek(KeyedDecodingContainer<NestedKey>.self)
-        let container = try BinaryKeyedDecodingContainer<NestedKey>(bytes: element, context: context, pathNode: elementNode())
+        let container = try BinaryKeyedDecodingContainer<NestedKey>(bytes: element, context: context, pathNode: try elementNode())
         consume(upTo: next)
         return KeyedDecodingContainer(container)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (element, next) = try peek((any UnkeyedDecodingContainer).self)
-        let container = try BinaryUnkeyedDecodingContainer(bytes: element, context: context, pathNode: elementNode())
+        let container = try BinaryUnkeyedDecodingContainer(bytes: element, context: context, pathNode: try elementNode())
         consume(upTo: next)
         return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let (element, next) = try peek((any Decoder).self)
-        let decoder = BinaryValueDecoder(context: context, extent: context.with { $0.extent(of: element) }, pathNode: elementNode())
+        let decoder = BinaryValueDecoder(context: context, extent: context.extent(of: element), pathNode: try elementNode())
         consume(upTo: next)
         return decoder
     }

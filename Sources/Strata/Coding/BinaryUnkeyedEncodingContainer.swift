@@ -32,6 +32,8 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt32) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt64) throws { try writePrimitive(value) }
+    mutating func encode(_ value: Int128) throws { try writePrimitive(value) }
+    mutating func encode(_ value: UInt128) throws { try writePrimitive(value) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try sink.activateOrThrow(handle)

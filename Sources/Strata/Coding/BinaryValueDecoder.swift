@@ -1,16 +1,16 @@
 /// The `Decoder` handed to `Decodable.init(from:)` for one value.
 ///
-/// Three plain words (context reference, extent, path node): stored inline in an
+/// Three plain words (context pointer, extent, path node): stored inline in an
 /// `any Decoder` existential and copied without reference counting.
 struct BinaryValueDecoder: Decoder {
-    let context: BinaryContextReference
+    let context: BinaryDecodingContext
     let extent: BinaryExtent
     let pathNode: Int
 
-    var codingPath: [any CodingKey] { context.with { $0.codingPath(at: pathNode) } }
+    var codingPath: [any CodingKey] { context.codingPath(at: pathNode) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    private var bytes: UnsafeRawBufferPointer { context.with { $0.bytes(in: extent) } }
+    private var bytes: UnsafeRawBufferPointer { context.bytes(in: extent) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(try BinaryKeyedDecodingContainer<Key>(bytes: bytes, context: context, pathNode: pathNode))
@@ -22,72 +22,5 @@ struct BinaryValueDecoder: Decoder {
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         BinarySingleValueDecodingContainer(context: context, extent: extent, pathNode: pathNode)
-    }
-
-    // MARK: Shared decoding steps
-
-    /// Decodes a value stored in `bytes` whose coding path is already `pathNode`.
-    static func decodeValue<T: Decodable>(
-        _: T.Type, from bytes: UnsafeRawBufferPointer, context: BinaryContextReference, pathNode: Int
-    ) throws -> T {
-        let decoder = BinaryValueDecoder(context: context, extent: context.with { $0.extent(of: bytes) }, pathNode: pathNode)
-        if BinarySpecialValues.isSpecial(T.self) {
-            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes, decoder: decoder)
-        }
-        return try T(from: decoder)
-    }
-
-    /// Decodes a value stored under `key` of the container at `parentPath`. The path node is
-    /// only created when a nested decoder is really needed.
-    static func decodeValue<T: Decodable>(
-        _: T.Type, from bytes: UnsafeRawBufferPointer, context: BinaryContextReference,
-        parentPath: Int, key: @autoclosure () -> any CodingKey
-    ) throws -> T {
-        if BinarySpecialValues.isSpecial(T.self) {
-            let decoder = BinaryValueDecoder(context: context, extent: context.with { $0.extent(of: bytes) }, pathNode: parentPath)
-            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes, decoder: decoder)
-        }
-        let node = context.with { $0.appendPathNode(parent: parentPath, key: key()) }
-        return try decodeValue(T.self, from: bytes, context: context, pathNode: node)
-    }
-
-    /// Reads a primitive from its extent, converting format errors into `DecodingError`s.
-    /// `codingPath` is an autoclosure: the path is only built on failure.
-    static func decodePrimitive<T: BinaryPrimitive>(
-        _: T.Type, from bytes: UnsafeRawBufferPointer, codingPath: @autoclosure () -> [any CodingKey]
-    ) throws -> T {
-        guard !bytes.isEmpty else {
-            throw DecodingError.valueNotFound(T.self, DecodingError.Context(
-                codingPath: codingPath(), debugDescription: "Expected \(T.self) but found nil"))
-        }
-        do {
-            return try T.readBinary(from: bytes)
-        } catch {
-            throw error.decodingError(codingPath: codingPath())
-        }
-    }
-
-    /// Parses the entry count that starts every container and sanity-checks it against the
-    /// bytes left (each entry takes at least `minimumEntrySize` bytes), so a forged count can
-    /// neither drive a huge loop nor a huge allocation.
-    static func readContainerHeader(
-        _ bytes: UnsafeRawBufferPointer, minimumEntrySize: Int, kind: StaticString,
-        codingPath: @autoclosure () -> [any CodingKey]
-    ) throws -> (count: Int, entriesStart: Int) {
-        guard !bytes.isEmpty else {
-            throw DecodingError.valueNotFound(Any.self, DecodingError.Context(
-                codingPath: codingPath(), debugDescription: "Expected a \(kind) container but found nil"))
-        }
-        var offset = 0
-        let count: UInt64
-        do { count = try BinaryVarint.read(from: bytes, at: &offset) } catch {
-            throw error.decodingError(codingPath: codingPath())
-        }
-        let remaining = bytes.count - offset
-        guard count <= UInt64(remaining / minimumEntrySize) else {
-            throw BinaryFormatError("\(kind) container claims \(count) entries but only \(remaining) byte(s) follow")
-                .decodingError(codingPath: codingPath())
-        }
-        return (Int(count), offset)
     }
 }

@@ -2,9 +2,6 @@
 /// high bit set on every byte but the last) and ZigZag mapping for signed values, so that
 /// small magnitudes of either sign take few bytes.
 enum BinaryVarint {
-    /// The longest valid encoding of a `UInt64` (64 bits / 7 bits per byte, rounded up).
-    static let maximumByteCount = 10
-
     static func append(_ value: UInt64, to bytes: inout [UInt8]) {
         var remaining = value
         while remaining >= 0x80 {
@@ -12,16 +9,6 @@ enum BinaryVarint {
             remaining >>= 7
         }
         bytes.append(UInt8(remaining))
-    }
-
-    static func byteCount(of value: UInt64) -> Int {
-        var count = 1
-        var remaining = value >> 7
-        while remaining != 0 {
-            count += 1
-            remaining >>= 7
-        }
-        return count
     }
 
     static func zigZag(_ value: Int64) -> UInt64 {
@@ -85,5 +72,45 @@ enum BinaryVarint {
     @inline(never)
     private static func lengthError(_ what: StaticString, length: UInt64, at start: Int, remaining: Int) -> BinaryFormatError {
         BinaryFormatError("\(what) length \(length) at byte \(start) exceeds the \(remaining) remaining byte(s)")
+    }
+
+    // MARK: 128-bit integers (rare; kept separate so the 64-bit paths stay simple)
+
+    static func appendWide(_ value: UInt128, to bytes: inout [UInt8]) {
+        var remaining = value
+        while remaining >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
+    }
+
+    static func zigZag(_ value: Int128) -> UInt128 {
+        UInt128(bitPattern: (value &<< 1) ^ (value >> 127))
+    }
+
+    static func unZigZag(_ value: UInt128) -> Int128 {
+        Int128(bitPattern: value >> 1) ^ (0 &- Int128(bitPattern: value & 1))
+    }
+
+    /// Reads a varint of up to 128 bits; the 19th byte may only carry the top two bits.
+    static func readWide(from buffer: UnsafeRawBufferPointer, at offset: inout Int) throws(BinaryFormatError) -> UInt128 {
+        var position = offset
+        var result: UInt128 = 0
+        var shift: UInt128 = 0
+        while position < buffer.count {
+            let byte = buffer[position]
+            position += 1
+            if shift == 126 && byte > 3 {
+                throw BinaryFormatError("varint at byte \(offset) overflows 128 bits")
+            }
+            result |= UInt128(byte & 0x7F) << shift
+            if byte & 0x80 == 0 {
+                offset = position
+                return result
+            }
+            shift += 7
+        }
+        throw BinaryFormatError("truncated varint at byte \(offset) (\(buffer.count - offset) byte(s) left)")
     }
 }

@@ -8,20 +8,12 @@ import Foundation
 /// key space; time-ordered (v7) UUIDs sort by creation time.
 extension UUID: OrderedKey {
     public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
-        withUnsafeBytes(of: uuid) { raw in
-            for byte in raw { writer.writeByte(byte) }
-        }
+        withUnsafeBytes(of: uuid) { writer.writeFixedWidthBytes($0) }
     }
 
     public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        guard reader.remainingCount >= 16 else {
-            throw OrderedKeyError.truncated(
-                offset: reader.offset, needed: 16, available: reader.remainingCount, reading: "UUID")
-        }
-        try withUnsafeMutableBytes(of: &raw) { destination in
-            for index in 0..<16 { destination[index] = try reader.readByte(reading: "UUID") }
-        }
+        try withUnsafeMutableBytes(of: &raw) { try reader.readFixedWidthBytes(into: $0, reading: "UUID") }
         return UUID(uuid: raw)
     }
 }

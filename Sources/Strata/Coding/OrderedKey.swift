@@ -11,9 +11,10 @@
 /// 3. **Canonical form** — values that are `==` encode to identical bytes, and decoding an
 ///    encoding yields a value `==` to the original.
 ///
-/// Documented exceptions are kept deliberately small: floating-point NaN (see
-/// `Double.encodeOrderedKey(into:)`) and canonically-equivalent Hangul jamo `String`s whose
-/// stdlib `<` is itself inconsistent (see `String.encodeOrderedKey(into:)`).
+/// Documented exceptions are kept deliberately small: floating-point NaN, which `<` leaves
+/// unordered but the key places after `+infinity` (see `OrderedKey+FloatingPoint.swift`),
+/// and non-NFC `String`s, on which the standard library's own `<` is inconsistent (see
+/// `OrderedKey+String.swift`); in both cases the key order is a consistent total order.
 public protocol OrderedKey: Comparable, Hashable, Sendable {
     /// Appends this value's order-preserving, self-delimiting encoding.
     func encodeOrderedKey(into writer: inout OrderedKeyWriter)

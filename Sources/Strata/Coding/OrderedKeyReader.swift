@@ -75,6 +75,17 @@ public struct OrderedKeyReader {
         return value
     }
 
+    /// Reads exactly `destination.count` bytes verbatim (the counterpart of
+    /// `OrderedKeyWriter.writeFixedWidthBytes(_:)`).
+    public mutating func readFixedWidthBytes(
+        into destination: UnsafeMutableRawBufferPointer, reading: @autoclosure () -> String = "fixed-width bytes"
+    ) throws(OrderedKeyError) {
+        try require(destination.count, reading: reading())
+        let range = offset..<(offset + destination.count)
+        withBuffer { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[range])) }
+        offset += destination.count
+    }
+
     /// Reads a string written by `OrderedKeyWriter.writeEscaped(_:)`, returning the
     /// unescaped payload. Rejects `0x00` followed by anything but `0x00` or `0xFF`.
     public mutating func readEscaped(reading: @autoclosure () -> String = "escaped bytes") throws(OrderedKeyError) -> [UInt8] {
@@ -83,14 +94,14 @@ public struct OrderedKeyReader {
         let result: Result<(payload: [UInt8], end: Int), OrderedKeyError> = withBuffer { buffer in
             var payload: [UInt8] = []
             var index = start
+            var runStart = start  // first byte not yet copied to `payload`
             while index < total {
-                let byte = buffer[index]
-                if byte != 0 {
-                    payload.append(byte)
+                if buffer[index] != 0 {
                     index += 1
                     continue
                 }
                 guard index + 1 < total else { break }
+                payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[runStart..<index]))
                 switch buffer[index + 1] {
                 case 0x00: return .success((payload, index + 2))
                 case 0xFF: payload.append(0)
@@ -100,6 +111,7 @@ public struct OrderedKeyReader {
                         reason: "0x00 must be followed by 0x00 (end) or 0xFF (escaped zero)"))
                 }
                 index += 2
+                runStart = index
             }
             return .failure(.truncated(
                 offset: start, needed: total - start + 1, available: total - start,

@@ -7,7 +7,7 @@ public struct OrderedKeyWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8]
 
-    public init(reservingCapacity capacity: Int = 16) {
+    public init(reservingCapacity capacity: Int = 64) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
@@ -20,11 +20,13 @@ public struct OrderedKeyWriter: Sendable {
     /// Appends an unsigned integer most-significant byte first, so that byte order equals
     /// numeric order. Fixed width, hence self-delimiting.
     public mutating func writeBigEndian<T: FixedWidthInteger & UnsignedInteger>(_ value: T) {
-        var remaining = T.bitWidth
-        while remaining > 0 {
-            remaining -= 8
-            bytes.append(UInt8(truncatingIfNeeded: value >> remaining))
-        }
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends bytes verbatim. Not self-delimiting by itself: only for fields whose width
+    /// the reader knows in advance (such as the 16 bytes of a UUID).
+    public mutating func writeFixedWidthBytes(_ raw: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: raw)
     }
 
     /// Appends a variable-length byte string in escaped, terminated form:
@@ -35,10 +37,27 @@ public struct OrderedKeyWriter: Sendable {
     /// (terminator) sorts before any extension (payload byte `>= 0x01`, or escaped zero
     /// `0x00 0xFF`). The terminator makes the result self-delimiting.
     public mutating func writeEscaped<Bytes: Sequence<UInt8>>(_ payload: Bytes) {
+        let handledContiguously: Void? = payload.withContiguousStorageIfAvailable { buffer in
+            writeEscaped(UnsafeRawBufferPointer(buffer))
+        }
+        if handledContiguously != nil { return }
         for byte in payload {
             bytes.append(byte)
             if byte == 0 { bytes.append(0xFF) }
         }
+        bytes.append(0)
+        bytes.append(0)
+    }
+
+    /// `writeEscaped(_:)` for contiguous memory: copies the runs between zero bytes in bulk.
+    public mutating func writeEscaped(_ payload: UnsafeRawBufferPointer) {
+        var runStart = 0
+        for index in payload.indices where payload[index] == 0 {
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[runStart...index]))
+            bytes.append(0xFF)
+            runStart = index + 1
+        }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[runStart...]))
         bytes.append(0)
         bytes.append(0)
     }

@@ -1,0 +1,72 @@
+/// Decoding steps shared by the decoder and all container kinds: reading a nested value,
+/// a primitive, or a container header from a value's bytes.
+extension BinaryValueDecoder {
+    /// Decodes a value stored in `bytes` whose coding path is already `pathNode`.
+    static func decodeValue<T: Decodable>(
+        _: T.Type, from bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int
+    ) throws -> T {
+        let makeDecoder = {
+            BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: pathNode)
+        }
+        if BinarySpecialValues.isSpecial(T.self) {
+            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes, decoder: makeDecoder)
+        }
+        return try T(from: makeDecoder())
+    }
+
+    /// Decodes a value stored under `key` of the container at `parentPath`. The path node is
+    /// only created when a nested decoder is really needed.
+    static func decodeValue<T: Decodable>(
+        _: T.Type, from bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext,
+        parentPath: Int, key: @autoclosure () -> any CodingKey
+    ) throws -> T {
+        if BinarySpecialValues.isSpecial(T.self) {
+            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes) {
+                let node = try context.appendPathNode(parent: parentPath, key: key())
+                return BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: node)
+            }
+        }
+        let node = try context.appendPathNode(parent: parentPath, key: key())
+        return try T(from: BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: node))
+    }
+
+    /// Reads a primitive from its extent, converting format errors into `DecodingError`s.
+    /// `codingPath` is an autoclosure: the path is only built on failure.
+    static func decodePrimitive<T: BinaryPrimitive>(
+        _: T.Type, from bytes: UnsafeRawBufferPointer, codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        guard !bytes.isEmpty else {
+            throw DecodingError.valueNotFound(T.self, DecodingError.Context(
+                codingPath: codingPath(), debugDescription: "Expected \(T.self) but found nil"))
+        }
+        do {
+            return try T.readBinary(from: bytes)
+        } catch {
+            throw error.decodingError(codingPath: codingPath())
+        }
+    }
+
+    /// Parses the entry count that starts every container and sanity-checks it against the
+    /// bytes left (each entry takes at least `minimumEntrySize` bytes), so a forged count can
+    /// neither drive a huge loop nor a huge allocation.
+    static func readContainerHeader(
+        _ bytes: UnsafeRawBufferPointer, minimumEntrySize: Int, kind: StaticString,
+        codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> (count: Int, entriesStart: Int) {
+        guard !bytes.isEmpty else {
+            throw DecodingError.valueNotFound(Any.self, DecodingError.Context(
+                codingPath: codingPath(), debugDescription: "Expected a \(kind) container but found nil"))
+        }
+        var offset = 0
+        let count: UInt64
+        do { count = try BinaryVarint.read(from: bytes, at: &offset) } catch {
+            throw error.decodingError(codingPath: codingPath())
+        }
+        let remaining = bytes.count - offset
+        guard count <= UInt64(remaining / minimumEntrySize) else {
+            throw BinaryFormatError("\(kind) container claims \(count) entries but only \(remaining) byte(s) follow")
+                .decodingError(codingPath: codingPath())
+        }
+        return (Int(count), offset)
+    }
+}
