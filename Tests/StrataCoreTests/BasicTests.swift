@@ -177,3 +177,19 @@ import Testing
         }
     }
 }
+
+@Suite struct ReaderTableLimitTests {
+    @Test func fullReaderTableIsATypedError() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.readerSlots = 2
+        let db = try Database(path: dir.path, options: options)
+        #expect(db.readerCapacity == 2)
+        let first = try db.beginRead()
+        let second = try db.beginRead()
+        #expect(throws: StrataError.readerTableFull(capacity: 2)) { _ = try db.beginRead() }
+        second.end()
+        let third = try db.beginRead() // the slot came back
+        #expect(third.generation == first.generation)
+    }
+}

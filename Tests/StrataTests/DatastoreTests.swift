@@ -267,3 +267,42 @@ func sampleBooks() -> [Book] {
         #expect(try await oneBook.next()?.id == all[3].id)
     }
 }
+
+@Suite(.serialized) struct CrossProcessDatastoreTests {
+    @Test func readerProcessLoadsAndObservesWhatTheWriterPersists() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        let all = sampleBooks()
+        try await books.persist(all[0])
+        let child = try ChildProcess(["typed-observe", dir.path, "3"])
+        #expect(child.waitFor("ready") == "ready 1")
+        try await books.persist(all[1])
+        #expect(child.waitFor("created") == "created Emma")
+        var renamed = all[0]
+        renamed.title = "Dune Messiah"
+        try await books.persist(renamed)
+        #expect(child.waitFor("updated") == "updated Dune -> Dune Messiah")
+        try await store.write { tx in _ = try tx[books].delete(all[1].id) }
+        #expect(child.waitFor("deleted") == "deleted Emma")
+        #expect(child.waitFor("titles") == "titles Dune Messiah")
+        #expect(child.waitForExit() == 0)
+    }
+}
+
+@Suite struct DatastoreStreamTests {
+    @Test func rangeLoadsAsAsyncSequences() async throws {
+        let store = try Store.inMemory()
+        let books = try store.datastore(BookFormat.self)
+        for book in sampleBooks() { try await books.persist(book) }
+        var titles: [String] = []
+        for try await book in books.stream("A"..<"E", from: \.title) { titles.append(book.title) }
+        #expect(titles == ["Anansi Boys", "Beloved", "Dune", "Dune"])
+        var count = 0
+        for try await _ in books.streamAll() { count += 1 }
+        #expect(count == 6)
+        var first: Book?
+        for try await book in books.stream(..., from: \.title, order: .descending) { first = book; break }
+        #expect(first?.title == "Good Omens")
+    }
+}

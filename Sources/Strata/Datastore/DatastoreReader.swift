@@ -87,19 +87,27 @@ public class DatastoreReader<F: DatastoreFormat> {
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
         var results: [F.Instance] = []
+        try forEachIndexed(info, range, valueType: valueType, order: order, limit: limit) { results.append($0); return true }
+        return results
+    }
+
+    /// Decodes each instance an index range reaches, in index order, until `body` returns false.
+    func forEachIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
+                                           limit: Int?, _ body: (F.Instance) throws -> Bool) throws {
         let primary = try context.tree(layout.primary)
+        var stopped = false
         try scan(info.tree, range, order: order, limit: limit) { key, value in
+            guard !stopped else { return }
             if info.isDirect {
-                results.append(try decode(value))
+                stopped = try !body(try decode(value))
                 return
             }
             let idBytes = try identifierBytes(inIndexKey: key, valueType: valueType)
             guard let primary, let envelope = try transaction.get(idBytes, in: primary) else {
                 throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
             }
-            results.append(try decode(envelope))
+            stopped = try !body(try decode(envelope))
         }
-        return results
     }
 
     /// The identifier part of an index key: what follows the (self-delimiting) value.
