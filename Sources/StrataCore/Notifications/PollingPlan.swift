@@ -3,23 +3,12 @@ import Glibc
 
 /// Decides how long a poller sleeps before its next look at the generation counter.
 ///
-/// Right after a change it polls every `fastInterval`; when commits arrive at a steady pace it also
-/// learns their typical gap and sleeps through most of it, waking just before the next commit is
-/// due (so a 1 kHz committer costs a few wake-ups per commit, not twenty). After `hotWindow` with no
-/// change it backs off exponentially to `idleInterval`.
+/// Right after a change it polls every `fastInterval` for `hotWindow`; after that it backs off
+/// exponentially to `idleInterval`. (Sleeping through a learned commit cadence was tried and
+/// measured: on this VM long sleeps overshoot enough that it doubled p50 latency, so it was removed.)
 struct PollingPlan {
     let schedule: PollingSchedule
     private var lastChange: UInt64
-    /// Exponentially weighted mean gap between observed changes (ns); 0 until learned.
-    private var typicalGap: Double = 0
-    /// The most recent gap: a missed (coalesced) commit doubles one gap, so the estimate uses the
-    /// smaller of the two and never drifts upward into sleeping through commits.
-    private var lastGap: Double = 0
-    /// Fraction of the expected gap to sleep through; shrinks when a change was already waiting
-    /// after a long sleep (we woke late), grows back slowly when we woke early.
-    private var sleepFraction = 0.6
-    private var sleptThroughCadence = false
-    private var pollsSinceSleep = 0
     private var backoff: Double = 0
 
     /// A plan starts cold (as if the last change were long ago): it backs off from the fast
@@ -30,14 +19,6 @@ struct PollingPlan {
     }
 
     mutating func observedChange(at now: UInt64) {
-        let gap = Double(now &- lastChange)
-        typicalGap = typicalGap == 0 ? gap : typicalGap * 0.8 + gap * 0.2
-        lastGap = gap
-        if sleptThroughCadence {
-            sleepFraction = pollsSinceSleep <= 1 ? max(0.2, sleepFraction * 0.7) : min(0.75, sleepFraction * 1.05)
-        }
-        sleptThroughCadence = false
-        pollsSinceSleep = 0
         lastChange = now
         backoff = 0
     }
@@ -47,16 +28,7 @@ struct PollingPlan {
         let since = Double(now &- lastChange)
         let fast = schedule.fastInterval
         if since < schedule.hotWindow * 1e9 {
-            if schedule.spinsWhenHot { return 0 }
-            // Steady committer: sleep through most of the expected gap, then poll fast.
-            let expected = min(typicalGap, lastGap)
-            let wakeAt = expected * sleepFraction
-            if expected > 8 * fast * 1e9 && since < wakeAt && !sleptThroughCadence {
-                sleptThroughCadence = true
-                return min((wakeAt - since) / 1e9, schedule.idleInterval)
-            }
-            pollsSinceSleep += 1
-            return fast
+            return schedule.spinsWhenHot ? 0 : fast
         }
         backoff = min(max(backoff * 2, fast), schedule.idleInterval)
         return backoff
@@ -79,7 +51,8 @@ struct PollingPlan {
 }
 
 /// Waits for commits on the calling thread (for synchronous code; async code uses `changes()`).
-/// It keeps its polling plan between calls, so a loop of waits learns the commit cadence.
+/// It keeps its polling plan between calls, so a loop of waits stays on the fast schedule while
+/// commits keep coming.
 /// Use one waiter per thread.
 public final class CommitWaiter {
     private let database: Database
