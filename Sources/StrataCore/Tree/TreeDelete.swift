@@ -1,9 +1,11 @@
 /// Deletion from a copy-on-write B+tree.
 ///
 /// After a node is removed, a page that falls under a quarter full is merged into a sibling when the
-/// two fit in one page; the parent loses the separator and may underflow in turn. An empty root
-/// leaf empties the tree, and a root branch with one child is replaced by that child, so every leaf
-/// stays at the same depth under any sequence of operations.
+/// two fit in one page; the parent loses the separator and may underflow in turn. An empty page
+/// always leaves the tree (even when it is its parent's only child: otherwise a later merge of that
+/// parent would carry an empty leaf into the tree). An empty root empties the tree, and a root
+/// branch with one child is replaced by that child, so every leaf stays at the same depth and holds
+/// at least one entry under any sequence of operations.
 extension WriteTransaction {
     func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> Bool {
         try checkActive()
@@ -31,8 +33,18 @@ extension WriteTransaction {
                 return
             }
             let isLeaf = current.kind == .leaf
-            if current.count > 0 && current.usedSpace >= threshold { return }
             let (parent, index) = path[level - 1]
+            if current.count == 0 {
+                // The parent forgets the empty page. Removing its node 0 is fine: a branch's
+                // first key is never compared.
+                parent.removeNode(at: index)
+                freePages(current.number)
+                if isLeaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+                current = parent
+                level -= 1
+                continue
+            }
+            if current.usedSpace >= threshold { return }
             guard parent.count > 1 else {
                 // An only child: nothing to merge with at this level.
                 current = parent
@@ -81,15 +93,14 @@ extension WriteTransaction {
     private func collapseRoot(_ root: PageBuffer, record: inout TreeRecord) throws {
         var root = root
         while true {
-            if root.kind == .leaf {
-                if root.count == 0 {
-                    freePages(root.number)
-                    record.leafPages -= 1
-                    record.root = 0
-                    record.depth = 0
-                }
+            if root.count == 0 {
+                freePages(root.number)
+                if root.kind == .leaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+                record.root = 0
+                record.depth = 0
                 return
             }
+            if root.kind == .leaf { return }
             guard root.count == 1 else { return }
             let child = try root.page().child(0)
             freePages(root.number)

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+/// Shapes the random model test rarely reaches: sequential appends (which split leaving a single
+/// node on the right, and branches with a single child) followed by deletes that empty those pages.
+@Suite struct TreeShapeTests {
+    @Test func emptiedSingleChildPagesLeaveTheTree() throws {
+        let seed = testSeed("emptiedSingleChildPages")
+        var random = SeededGenerator(seed: seed)
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        var model: [String: [UInt8]] = [:]
+        for round in 0..<60 {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("t")
+                // Append a run of ascending keys (large values: few per page, many splits).
+                for i in 0..<40 {
+                    let key = String(format: "k%08d", round * 1000 + i)
+                    let value = [UInt8](repeating: UInt8(i), count: Int.random(in: 200...900, using: &random))
+                    try tx.put(key, value, in: t)
+                    model[key] = value
+                }
+                // Delete the newest keys first (emptying the single-node right pages), plus some random ones.
+                let newest = model.keys.sorted().suffix(Int.random(in: 0...45, using: &random))
+                for key in newest.reversed() where Bool.random(using: &random) || key.hasPrefix(String(format: "k%05d", round)) {
+                    #expect(try tx.delete(key, in: t))
+                    model[key] = nil
+                }
+                for key in model.keys.shuffled(using: &random).prefix(Int.random(in: 0...10, using: &random)) {
+                    #expect(try tx.delete(key, in: t))
+                    model[key] = nil
+                }
+            }
+            let report = try db.check()
+            #expect(report.isClean, "round \(round): \(report.problems.prefix(3))")
+            if !report.isClean { return }
+        }
+        try db.read { tx throws in
+            var seen: [String: [UInt8]] = [:]
+            try tx.scan(tx.tree("t")) { key, value in
+                seen[String(decoding: key.bytes, as: UTF8.self)] = value.bytes
+                return true
+            }
+            #expect(seen == model)
+        }
+    }
+
+    /// A log: appended at the right, trimmed from the left (what a datastore's change log does).
+    @Test func trimmingFromTheLeftNeverLeavesAnEmptyPage() throws {
+        let seed = testSeed("trimmingFromTheLeft")
+        var random = SeededGenerator(seed: seed)
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        var next = 0
+        var oldest = 0
+        // Long keys keep branch fan-out low, so a few thousand entries make a tree three or four
+        // levels deep, where whole branches merge.
+        let padding = String(repeating: "-", count: 120)
+        func key(_ n: Int) -> String { String(format: "%012d", n) + padding }
+        for round in 0..<40 {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("log")
+                for _ in 0..<Int.random(in: 100...1500, using: &random) {
+                    try tx.put(key(next), [UInt8](repeating: 7, count: Int.random(in: 8...60, using: &random)), in: t)
+                    next += 1
+                }
+                let trim = round < 10 ? 0 : Int.random(in: 0...max(0, next - oldest), using: &random)
+                for _ in 0..<trim {
+                    #expect(try tx.delete(key(oldest), in: t))
+                    oldest += 1
+                }
+            }
+            let report = try db.check()
+            #expect(report.isClean, "round \(round): \(report.problems.prefix(3))")
+            if !report.isClean { return }
+            try db.read { tx throws in #expect(try tx.count(tx.tree("log")) == next - oldest) }
+        }
+    }
+}
