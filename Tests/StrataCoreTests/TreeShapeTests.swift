@@ -82,3 +82,30 @@ import Testing
         }
     }
 }
+
+@Suite struct SpaceReuseTests {
+    /// Many tiny commits (the free tree's own pages dominate what each commit touches) must not
+    /// grow the file or the free list without bound.
+    @Test func tinyCommitsKeepTheFileBounded() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        func commit(_ i: Int) throws {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("t")
+                try tx.put("counter", String(i), in: t)
+                try tx.put("item-\(i)", [UInt8](repeating: UInt8(i % 256), count: 100 + i % 90), in: t)
+                try tx.delete("item-\(i - 50)", in: t)
+            }
+        }
+        for i in 0..<300 { try commit(i) }
+        let settled = try db.read { $0.pageCount }
+        for i in 300..<2300 { try commit(i) }
+        let report = try db.check()
+        print("[tinyCommits] settled \(settled) pages, after 2,000 more commits \(report.pageCount) pages, \(report.freePages) free, \(report.treePages) in trees")
+        #expect(report.isClean, "\(report.problems.prefix(3))")
+        #expect(report.pageCount <= settled + 8, "file grew from \(settled) to \(report.pageCount) pages")
+        #expect(report.freePages < 64, "\(report.freePages) free pages after 2,000 tiny commits")
+    }
+}

@@ -6,7 +6,7 @@ public final class ChildProcess: @unchecked Sendable {
     public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
-    private struct Received { var partial = Data(); var lines: [String] = [] }
+    private struct Received { var partial = Data(); var lines: [String] = []; var ended = false }
     private final class Inbox: Sendable { let state = Mutex(Received()) }
     private let inbox = Inbox()
     private var consumed = 0
@@ -20,7 +20,11 @@ public final class ChildProcess: @unchecked Sendable {
         let inbox = self.inbox
         output.fileHandleForReading.readabilityHandler = { handle in
             let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil; return }
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+                inbox.state.withLock { $0.ended = true }
+                return
+            }
             inbox.state.withLock { state in
                 state.partial.append(chunk)
                 while let newline = state.partial.firstIndex(of: 0x0A) {
@@ -72,9 +76,13 @@ public final class ChildProcess: @unchecked Sendable {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
+    /// Kills the child and waits until everything it wrote before dying has been read, so
+    /// `allLines` holds every line it acknowledged.
     public func killHard() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        let deadline = Date().addingTimeInterval(5)
+        while !inbox.state.withLock({ $0.ended }) && Date() < deadline { usleep(1000) }
     }
 
     @discardableResult

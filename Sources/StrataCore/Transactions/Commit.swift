@@ -38,7 +38,8 @@ extension WriteTransaction {
 extension Database {
     /// Steps 3-7 of a commit. If any step fails the store stays at its previous generation: the
     /// meta is written only after the pages it names, and readers only follow a published meta.
-    func persist(dirty: [UInt64: PageBuffer], meta: MetaPage, session: WriterSession) throws {
+    func persist(dirty: [UInt64: PageBuffer], meta proposed: MetaPage, session: WriterSession) throws {
+        var meta = proposed
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         let needed = meta.pageCount * UInt64(pageSize)
         if needed > session.fileSize {
@@ -67,6 +68,9 @@ extension Database {
         if !run.isEmpty { try io.writeGathered(run, at: runStart * UInt64(pageSize)) }
         // 5. Pages reach the disk before the meta that points at them.
         if options.durability != .none { try io.syncData() }
+        // The commit time is taken once the data is durable: it is what observers measure
+        // notification latency from.
+        meta.commitTime = Clock.wallNanoseconds()
         // 6. The meta, into the slot of the commit before last (never the current one).
         try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { buffer in
             meta.encode(into: buffer.baseAddress!, byteCount: MetaPage.encodedSize)

@@ -19,8 +19,8 @@ struct PageAllocator {
     var freed: [UInt64] = []
     var freeTreeExhausted = false
     var isLoadingRecord = false
-    /// While the free list is saved at commit, allocation comes only from the end of the file so
-    /// the `reusable` list being recorded cannot change underneath it.
+    /// While the free list is saved at commit, no further records are loaded (that would change
+    /// the tree being written), and dirty pages freed go to `freed`, so `reusable` only shrinks.
     var isSavingFreeList = false
 
     init(nextPage: UInt64, committedPageCount: UInt64, freeTree: TreeRecord, reuseLimit: UInt64) {
@@ -51,13 +51,11 @@ struct PageAllocator {
 extension WriteTransaction {
     /// Allocates `count` contiguous pages.
     func allocate(pages count: Int = 1) throws -> UInt64 {
-        if !allocator.isSavingFreeList {
-            if count == 1 {
-                if let page = allocator.reusable.popLast() { return page }
-                if try loadFreeRecord(), let page = allocator.reusable.popLast() { return page }
-            } else if let run = takeContiguousRun(count) {
-                return run
-            }
+        if count == 1 {
+            if let page = allocator.reusable.popLast() { return page }
+            if !allocator.isSavingFreeList, try loadFreeRecord(), let page = allocator.reusable.popLast() { return page }
+        } else if !allocator.isSavingFreeList, let run = takeContiguousRun(count) {
+            return run
         }
         let page = allocator.nextPage
         allocator.nextPage += UInt64(count)
@@ -139,30 +137,59 @@ extension WriteTransaction {
         return true
     }
 
-    /// Records the leftover reusable pages and the pages this transaction freed. Runs last in
-    /// commit, after every other tree is final. Each pass can only free pages by copying free-tree
-    /// pages that are still clean (at most once each), so the loop ends.
+    /// Records the pages this transaction freed and the reusable pages it did not use. Runs last
+    /// in commit, after every other tree is final.
+    ///
+    /// Writing these records changes the free tree itself: copying its pages frees them (`freed`
+    /// grows) and needs new pages, which come from `reusable` (so it shrinks) — otherwise every
+    /// commit would take its free-tree pages from the end of the file and the file would grow
+    /// without bound. The loop rewrites whichever list changed until neither does. It ends: `freed`
+    /// grows only when a clean free-tree page is copied (once per page), and `reusable` only shrinks.
     func saveFreeList() throws {
+        // Saving copies a path of the free tree, and maybe splits it: have reusable pages ready for
+        // that (records cannot be loaded once saving starts), or they would come from the file's end.
+        let wanted = 2 * (allocator.freeTree.depth + 2)
+        while allocator.reusable.count < wanted, try loadFreeRecord() {}
         allocator.isSavingFreeList = true
         let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
-        if !allocator.reusable.isEmpty {
+        var recordedFreed = 0
+        var recordedReusable: [UInt64]?
+        var reusableChunks = 0
+        for _ in 0..<10_000 {
+            if allocator.freed.count != recordedFreed {
+                let total = allocator.freed.count
+                // Chunks before `recordedFreed / capacity` are complete and unchanged.
+                for chunk in stride(from: (recordedFreed / capacity) * capacity, to: total, by: capacity) {
+                    let slice = Array(allocator.freed[chunk..<min(total, chunk + capacity)])
+                    try putFreeRecord(key: PageAllocator.key(freedBy: transactionID, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
+                }
+                recordedFreed = total
+                continue
+            }
             let leftover = allocator.reusable.sorted()
-            allocator.reusable.removeAll()
-            for chunk in stride(from: 0, to: leftover.count, by: capacity) {
-                let slice = Array(leftover[chunk..<min(leftover.count, chunk + capacity)])
-                try putFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
+            if leftover != recordedReusable ?? [] || recordedReusable == nil {
+                let chunks = (leftover.count + capacity - 1) / capacity
+                for chunk in 0..<chunks {
+                    let slice = Array(leftover[(chunk * capacity)..<min(leftover.count, (chunk + 1) * capacity)])
+                    try putFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(chunk)), pages: slice)
+                }
+                for stale in chunks..<max(chunks, reusableChunks) {
+                    try deleteFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(stale)))
+                }
+                reusableChunks = chunks
+                recordedReusable = leftover
+                continue
             }
+            return
         }
-        var recorded = 0
-        while allocator.freed.count != recorded {
-            let total = allocator.freed.count
-            // Chunks before `recorded / capacity` are complete and unchanged.
-            for chunk in stride(from: (recorded / capacity) * capacity, to: total, by: capacity) {
-                let slice = Array(allocator.freed[chunk..<min(total, chunk + capacity)])
-                try putFreeRecord(key: PageAllocator.key(freedBy: transactionID, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
-            }
-            recorded = total
-        }
+        throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list did not settle while it was saved")
+    }
+
+    private func deleteFreeRecord(key: [UInt8]) throws {
+        var record = allocator.freeTree
+        defer { allocator.freeTree = record }
+        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
+        record.lastModified = transactionID
     }
 
     private func putFreeRecord(key: [UInt8], pages: [UInt64]) throws {
