@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "CStrataSystem", path: "Sources/CStrataSystem"),
         // Typed layer: formats, indexes, coders, datastores, observation.
         .target(name: "Strata", dependencies: ["StrataCore"], path: "Sources/Strata"),
-        .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore"], path: "Tools/strata"),
+        .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore"], path: "Tools/strata", exclude: ["README.md"]),
         // Benchmark workloads written against a KVStore protocol; no dependency on the engine.
         .target(name: "StrataBenchKit", path: "Tools/StrataBenchKit"),
         .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataBenchKit"], path: "Tools/strata-bench"),
@@ -30,7 +30,7 @@ let package = Package(
         // Formats and helpers shared by the tests and strata-child.
         .target(name: "StrataTestFixtures", dependencies: ["Strata"], path: "Tests/StrataTestFixtures"),
         .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests"),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataTests"),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "StrataTestFixtures", "strata-child", "strata"], path: "Tests/StrataTests"),
     ],
     swiftLanguageModes: [.v6]
 )
