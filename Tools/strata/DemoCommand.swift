@@ -181,7 +181,7 @@ enum DemoCommand: Command {
             }
             rows.append(["notify", "p50 \(duration(percentile(0.5)))",
                          "p99 \(duration(percentile(0.99))), max \(duration(Double(latencies.last!) / 1e6)): commit timestamp to a worker "
-                         + "noticing it, \(grouped(events)) events (the timestamp is taken before the commit's syncs)"])
+                         + "noticing it, \(grouped(events)) events (stamped once the commit's data is synced, before its meta is written and synced)"])
         }
 
         let db = try Database(path: path, mode: .readOnly)
