@@ -19,6 +19,9 @@ public final class Database: Sendable {
     let options: DatabaseOptions
     let dataFile: PosixFile
     let io: any DataFileIO
+    /// A second descriptor on the data file opened `O_DSYNC`, for full-durability meta writes: one
+    /// synchronous write replaces write + fdatasync (and lets the device use a FUA write).
+    let metaFile: PosixFile?
     let mapping: FileMapping
     let lockFile: LockFile
     let readers: ReaderTable
@@ -79,6 +82,8 @@ public final class Database: Sendable {
             throw StrataError.notAStore(path: path, reason: "it has no data file (open it read-write to create a store)")
         }
         io = options.dataFileIO?(dataFile) ?? dataFile
+        metaFile = mode == .readWrite && options.durability == .full && options.dataFileIO == nil
+            ? try PosixFile(path: dataPath, flags: O_WRONLY | O_DSYNC) : nil
         let status = try dataFile.status()
         let inode = UInt64(status.st_ino)
         var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)

@@ -71,12 +71,18 @@ extension Database {
         // The commit time is taken once the data is durable: it is what observers measure
         // notification latency from.
         meta.commitTime = Clock.wallNanoseconds()
-        // 6. The meta, into the slot of the commit before last (never the current one).
+        // 6. The meta, into the slot of the commit before last (never the current one), then
+        //    synced: through the O_DSYNC descriptor in one call, or written and synced.
         try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { buffer in
             meta.encode(into: buffer.baseAddress!, byteCount: MetaPage.encodedSize)
-            try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: (meta.transactionID % 2) * UInt64(pageSize))
+            let offset = (meta.transactionID % 2) * UInt64(pageSize)
+            if let metaFile {
+                try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
+            } else {
+                try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
+                if options.durability == .full { try io.syncData() }
+            }
         }
-        if options.durability == .full { try io.syncData() }
         // 7. Publish: readers that load the new generation find its meta already in place.
         session.committed = meta
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
