@@ -29,7 +29,8 @@ let package = Package(
         .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataTestFixtures"], path: "Tools/strata-child"),
         // Formats and helpers shared by the tests and strata-child.
         .target(name: "StrataTestFixtures", dependencies: ["Strata"], path: "Tests/StrataTestFixtures"),
-        .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests"),
+        .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests",
+                    exclude: ["README.md"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "StrataTestFixtures", "strata-child", "strata"], path: "Tests/StrataTests"),
     ],
     swiftLanguageModes: [.v6]

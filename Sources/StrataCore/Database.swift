@@ -37,6 +37,9 @@ public final class Database: Sendable {
         var fileSize: UInt64
         var lastReap: UInt64 = 0
         var lastLongReaderCheck: UInt64 = 0
+        /// Set when a failed commit could not be undone on disk: this handle refuses further
+        /// writes; reopening the store resolves which generation is current.
+        var isPoisoned = false
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []
@@ -95,7 +98,7 @@ public final class Database: Sendable {
 
         var fileSize = try dataFile.size()
         if mode == .readWrite {
-            try Database.acquireWriterLock(lockFile, path: path, wait: options.writerLockWait)
+            try Database.acquireWriterLock(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
             // A previous writer may have committed between our first look and the lock.
             newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
             fileSize = try dataFile.size()
@@ -121,7 +124,28 @@ public final class Database: Sendable {
         dataFile.close()
     }
 
-    private static func acquireWriterLock(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
+    /// The writer lock is taken on the lock file and then on the data file: a writer whose lock
+    /// file was deleted (or replaced) under it still holds the data file's lock, so a second
+    /// writer arriving with a fresh lock file is refused too.
+    private static func acquireWriterLock(_ lockFile: LockFile, dataFile: PosixFile, path: String, wait: WriterLockWait) throws {
+        try acquireLockFileWriterLock(lockFile, path: path, wait: wait)
+        let deadline: UInt64? = {
+            switch wait {
+            case .fail: return Clock.monotonicNanoseconds()
+            case .wait(let seconds): return Clock.monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
+            case .forever: return nil
+            }
+        }()
+        while try !dataFile.tryLock(offset: LockFile.writerLockByte) {
+            if let deadline, Clock.monotonicNanoseconds() >= deadline {
+                lockFile.file.unlock(offset: LockFile.writerLockByte)
+                throw StrataError.writerLocked(path: path, holderPID: 0)
+            }
+            usleep(2000)
+        }
+    }
+
+    private static func acquireLockFileWriterLock(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
         if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
         let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
         switch wait {
@@ -148,6 +172,7 @@ public final class Database: Sendable {
         if let writer {
             writer.lock.withLock {
                 lockFile.writerPID.pointee.store(0, ordering: .releasing)
+                dataFile.unlock(offset: LockFile.writerLockByte)
                 lockFile.file.unlock(offset: LockFile.writerLockByte)
             }
         }
@@ -250,6 +275,9 @@ public final class Database: Sendable {
         writer.owner.store(thread, ordering: .relaxed)
         do {
             try checkOpen()
+            guard !writer.isPoisoned else {
+                throw StrataError.misuse("a failed commit of this handle could not be rolled back on disk; close the store and open it again before writing")
+            }
             return try beginWrite(writer)
         } catch {
             releaseWriter(writer)

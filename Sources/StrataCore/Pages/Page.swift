@@ -117,6 +117,33 @@ struct Page {
         return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
     }
 
+    /// A full check of the node heap: every node inside `upper..<size` and no two overlapping.
+    /// Reads only validate what they touch; a page about to be modified (copied by a write
+    /// transaction) is checked whole, so the editing code can rely on sizes adding up.
+    func validateHeap() throws {
+        var spans: [(start: Int, end: Int)] = []
+        spans.reserveCapacity(count)
+        let upper = self.upper
+        for index in 0..<count {
+            let start = try nodeOffset(index)
+            let end: Int
+            if kind == .leaf {
+                let node = try leaf(index)
+                end = start + node.storedSize
+            } else {
+                end = start + PageLayout.branchNodeHeader + (try branchKey(index)).count
+            }
+            guard start >= upper, end <= size else {
+                throw StrataError.corruptPage(page: number, reason: "node \(index) lies outside the heap \(upper)..<\(size)")
+            }
+            spans.append((start, end))
+        }
+        spans.sort { $0.start < $1.start }
+        for index in spans.indices.dropFirst() where spans[index].start < spans[index - 1].end {
+            throw StrataError.corruptPage(page: number, reason: "nodes overlap")
+        }
+    }
+
     // MARK: Search
 
     /// Leaf: the first index whose key is >= `key`, and whether it is equal.

@@ -59,7 +59,8 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .readerTableFull(capacity):
             return "all \(capacity) reader slots are held by live readers; end long-running read transactions or create the store with more reader slots"
         case let .writerLocked(path, pid):
-            return "\(path) is already open for writing by process \(pid); open it read-only, or wait for the writer with a timeout"
+            let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
+            return "\(path) is already open for writing by \(holder); open it read-only, or wait for the writer with a timeout"
         case let .writerLockTimedOut(path, pid, seconds):
             return "gave up after \(seconds) s waiting for process \(pid) to release the writer lock on \(path)"
         case let .diskFull(path):

@@ -76,11 +76,38 @@ extension Database {
         try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { buffer in
             meta.encode(into: buffer.baseAddress!, byteCount: MetaPage.encodedSize)
             let offset = (meta.transactionID % 2) * UInt64(pageSize)
-            if let metaFile {
-                try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
-            } else {
-                try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
-                if options.durability == .full { try io.syncData() }
+            var written = false
+            do {
+                if let metaFile {
+                    // One call writes and syncs: if it fails, the bytes may be there or not.
+                    written = true
+                    try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
+                } else {
+                    try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
+                    written = true
+                    if options.durability == .full { try io.syncData() }
+                }
+            } catch {
+                // A meta that was written but not synced may still reach the disk. Wipe it, so the
+                // store reopens at the previous generation as this commit reports (once the zeros
+                // are written, every later open reads them; syncing them is best effort). If the
+                // wipe cannot even be written, this handle must not write again: its next commit
+                // would reuse pages the orphaned meta still names. (A failed write leaves at most
+                // a torn meta, which fails its checksum.)
+                if written {
+                    memset(buffer.baseAddress!, 0, MetaPage.encodedSize)
+                    do {
+                        if let metaFile {
+                            try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
+                        } else {
+                            try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
+                            try? io.syncData()
+                        }
+                    } catch {
+                        session.isPoisoned = true
+                    }
+                }
+                throw error
             }
         }
         // 7. Publish: readers that load the new generation find its meta already in place.

@@ -18,7 +18,7 @@ extension WriteTransaction {
         let node = try leaf.page().leaf(index)
         if node.isOverflow { freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
         leaf.removeNode(at: index)
-        record.entries -= 1
+        record.entries &-= 1
         try rebalance(after: path, current: leaf, record: &record)
         return true
     }
@@ -39,7 +39,7 @@ extension WriteTransaction {
                 // first key is never compared.
                 parent.removeNode(at: index)
                 freePages(current.number)
-                if isLeaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+                if isLeaf { record.leafPages &-= 1 } else { record.branchPages &-= 1 }
                 current = parent
                 level -= 1
                 continue
@@ -83,7 +83,7 @@ extension WriteTransaction {
             }
             parent.removeNode(at: rightIndex)
             freePages(right.number)
-            if isLeaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+            if isLeaf { record.leafPages &-= 1 } else { record.branchPages &-= 1 }
             current = parent
             level -= 1
         }
@@ -95,7 +95,7 @@ extension WriteTransaction {
         while true {
             if root.count == 0 {
                 freePages(root.number)
-                if root.kind == .leaf { record.leafPages -= 1 } else { record.branchPages -= 1 }
+                if root.kind == .leaf { record.leafPages &-= 1 } else { record.branchPages &-= 1 }
                 record.root = 0
                 record.depth = 0
                 return
@@ -104,7 +104,7 @@ extension WriteTransaction {
             guard root.count == 1 else { return }
             let child = try root.page().child(0)
             freePages(root.number)
-            record.branchPages -= 1
+            record.branchPages &-= 1
             record.root = child
             record.depth -= 1
             guard let dirtyChild = access.dirty[child] else { return }

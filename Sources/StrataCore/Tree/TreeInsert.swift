@@ -14,6 +14,7 @@ extension WriteTransaction {
     func touch(_ number: UInt64) throws -> PageBuffer {
         if let buffer = access.dirty[number] { return buffer }
         let page = try access.page(number)
+        try page.validateHeap()
         let copy = session.pageBuffer(number: try allocate())
         copy.copy(from: page.base, renumberAs: copy.number)
         access.dirty[copy.number] = copy
@@ -70,9 +71,9 @@ extension WriteTransaction {
             let leaf = try newPage(kind: .leaf)
             record.root = leaf.number
             record.depth = 1
-            record.leafPages += 1
+            record.leafPages &+= 1
             try placeLeafNode(in: leaf, at: 0, key: key, value: value, isInline: isInline, record: &record)
-            record.entries += 1
+            record.entries &+= 1
             return false
         }
         let (path, leaf) = try touchPath(&record, key: key)
@@ -82,7 +83,7 @@ extension WriteTransaction {
             if old.isOverflow { freeOverflow(old.overflowPage, length: old.valueLength, record: &record) }
             leaf.removeNode(at: index)
         } else {
-            record.entries += 1
+            record.entries &+= 1
         }
         let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
         if leaf.freeSpace >= size + 2 {
@@ -120,14 +121,14 @@ extension WriteTransaction {
         let tail = buffer.byteCount - PageLayout.headerSize - value.count
         if tail > 0 { memset(buffer.memory + PageLayout.headerSize + value.count, 0, tail) }
         access.dirty[first] = buffer
-        record.overflowPages += UInt64(pages)
+        record.overflowPages &+= UInt64(pages)
         return first
     }
 
     func freeOverflow(_ first: UInt64, length: Int, record: inout TreeRecord) {
         let pages = PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
         freePages(first, count: pages)
-        record.overflowPages -= UInt64(pages)
+        record.overflowPages &-= UInt64(pages)
     }
 
     // MARK: Splits
@@ -155,7 +156,7 @@ extension WriteTransaction {
         let leftCount = splitPoint(sizes, appending: index == original.count)
 
         let right = try newPage(kind: .leaf)
-        record.leafPages += 1
+        record.leafPages &+= 1
         leaf.initializeTreePage(kind: .leaf)
         for position in 0..<sizes.count {
             let target = position < leftCount ? leaf : right
@@ -192,7 +193,7 @@ extension WriteTransaction {
         }
         // The root split: a new root with the two halves.
         let root = try newPage(kind: .branch)
-        record.branchPages += 1
+        record.branchPages &+= 1
         root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: record.root)
         separator.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: right) }
         record.root = root.number
@@ -211,7 +212,7 @@ extension WriteTransaction {
         let leftCount = splitPoint(sizes, appending: index == original.count)
 
         let right = try newPage(kind: .branch)
-        record.branchPages += 1
+        record.branchPages &+= 1
         branch.initializeTreePage(kind: .branch)
         var separator: [UInt8] = []
         for position in 0..<sizes.count {

@@ -1,4 +1,8 @@
-/// What the engine knows about one B+tree: its root and statistics. Stored (64 bytes) in the meta
+/// What the engine knows about one B+tree: its root and statistics. The counters come from disk
+/// and are not trusted: they are updated with wrapping arithmetic, and `check()` reports a record
+/// whose counts disagree with its pages.
+///
+/// Stored (64 bytes) in the meta
 /// page for the catalog and free trees, and as the value of a catalog entry for each named tree.
 ///
 ///     0  u64 root page (0 = empty tree; page 0 is a meta page, never a tree page)

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+/// A bound for a randomized or long-running test: the environment variable if set, else `standard`
+/// (what `swift test` runs). See README.md, "Fault tolerance".
+func environmentCount(_ name: String, default standard: Int) -> Int {
+    ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? standard
+}
+
+func environmentSeconds(_ name: String, default standard: Double) -> Double {
+    ProcessInfo.processInfo.environment[name].flatMap(Double.init) ?? standard
+}
+
+/// Every tree of a snapshot: name -> key -> value.
+typealias StoreContent = [String: [[UInt8]: [UInt8]]]
+
+func content(of transaction: Transaction, skipping skipped: Set<String> = []) throws -> StoreContent {
+    var result: StoreContent = [:]
+    for name in try transaction.treeNames() where !skipped.contains(name) {
+        var entries: [[UInt8]: [UInt8]] = [:]
+        try transaction.scan(try transaction.tree(name)) { key, value in
+            entries[key.bytes] = value.bytes
+            return true
+        }
+        result[name] = entries
+    }
+    return result
+}
+
+/// The content commit `counter` of the crash-loop writers (`crash-writer`, `kill-writer`) leaves.
+func crashLoopContent(counter: Int) -> StoreContent {
+    guard counter > 0 else { return [:] }
+    var items: [[UInt8]: [UInt8]] = [Array("counter".utf8): Array(String(counter).utf8)]
+    for i in max(1, counter - 49)...counter { items[Array("item-\(i)".utf8)] = crashLoopItem(i) }
+    return ["items": items]
+}
+
+/// Opens a crash-loop store read-only, requires a clean check and content that is exactly the state
+/// after some commit (the "ballast" tree aside); returns that commit's counter.
+func verifyCrashLoopStore(_ path: String, context: String) throws -> Int {
+    let db = try Database(path: path, mode: .readOnly)
+    let report = try db.check()
+    #expect(report.isClean, "\(context): \(report.problems)")
+    return try db.read { tx in
+        let counter = try tx.treeIfPresent("items").flatMap { try tx.get("counter", in: $0) }
+            .map { Int(String(decoding: $0.bytes, as: UTF8.self)) ?? -1 } ?? 0
+        // `kill-writer ... grow` adds the "ballast" tree only to make the file grow.
+        let actual = try content(of: tx, skipping: ["ballast"])
+        #expect(actual == crashLoopContent(counter: counter), "\(context): content is not the state after commit \(counter)")
+        return counter
+    }
+}
+
+/// The acknowledged commits a crash-loop child printed ("committed N").
+func acknowledgedCounter(_ child: ChildProcess) -> Int? {
+    child.allLines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max()
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import StrataCore
+
+/// Hundreds of reader processes started and SIGKILLed at random moments (while opening, holding a
+/// snapshot, or between transactions) while a writer commits: the reader table never wedges, dead
+/// slots are reclaimed, and once they are the file stops growing. A reader that holds one snapshot
+/// is reported as long-lived, and its space comes back when it leaves.
+///
+/// `STRATA_READER_KILLS` sets the number of reader processes killed (default 150).
+@Suite(.serialized) struct ReaderStressTests {
+    /// Commits in a background thread until stopped; counts commits and errors.
+    final class BackgroundWriter: @unchecked Sendable {
+        private let db: Database
+        private let stopped = Atomic<Bool>(false)
+        let commits = Atomic<Int>(0)
+        private let failure = Mutex<String?>(nil)
+        private let finished = DispatchSemaphore(value: 0)
+
+        init(_ db: Database) { self.db = db }
+
+        func start() {
+            Thread.detachNewThread { [self] in
+                var round = 0
+                while !stopped.load(ordering: .relaxed) {
+                    round += 1
+                    do {
+                        try ReaderStressTests.rewrite(db, round: round)
+                        commits.add(1, ordering: .relaxed)
+                    } catch {
+                        failure.withLock { $0 = "\(error)" }
+                        break
+                    }
+                    usleep(2000)
+                }
+                finished.signal()
+            }
+        }
+
+        func stop() -> String? {
+            stopped.store(true, ordering: .relaxed)
+            finished.wait()
+            return failure.withLock { $0 }
+        }
+    }
+
+    /// Rewrites every value: each commit frees about as many pages as it allocates, so the file only
+    /// grows while some snapshot keeps the freed pages from being reused.
+    static func rewrite(_ db: Database, round: Int) throws {
+        try db.write { tx in
+            let t = try tx.openOrCreateTree("t")
+            for i in 0..<150 { try tx.put("key \(i)", [UInt8](repeating: UInt8(truncatingIfNeeded: round &+ i), count: 120), in: t) }
+        }
+    }
+
+    static func pageCount(_ db: Database) throws -> UInt64 { try db.read { $0.pageCount } }
+
+    @Test func killedReadersNeverWedgeTheTableAndTheirSpaceComesBack() throws {
+        let total = environmentCount("STRATA_READER_KILLS", default: 150)
+        let seed = testSeed("readerStress")
+        var random = SeededGenerator(seed: seed)
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        // Far fewer slots than readers: without reclaiming dead slots the table would fill up.
+        options.readerSlots = 12
+        let db = try Database(path: dir.path, options: options)
+        try ReaderStressTests.rewrite(db, round: 0)
+        let writer = BackgroundWriter(db)
+        writer.start()
+        var killed = 0, killedWhileOpening = 0, killedPinned = 0, killedChurning = 0
+        var live: [ChildProcess] = []
+        let started = Date()
+        while killed < total {
+            // Top up to 6 readers, started together; some are killed somewhere inside opening (lock
+            // file set-up, slot claim, first snapshot), the others once they read.
+            var batch: [(child: ChildProcess, pinning: Bool, early: Bool)] = []
+            for _ in live.count..<6 {
+                let pinning = Bool.random(using: &random)
+                let child = try ChildProcess([pinning ? "pin-reader" : "churn-reader", dir.path])
+                batch.append((child, pinning, Int.random(in: 0..<5, using: &random) == 0))
+            }
+            for (child, pinning, early) in batch {
+                if early {
+                    usleep(UInt32.random(in: 0...15_000, using: &random))
+                    child.killHard()
+                    killed += 1
+                    killedWhileOpening += 1
+                    continue
+                }
+                let line = child.waitFor(pinning ? "pinned" : "ready", timeout: 30)
+                #expect(line != nil && !(line!.hasPrefix("error")), "reader \(killed) could not begin (seed \(seed)): \(String(describing: line))")
+                live.append(child)
+            }
+            // Kill about half of the live readers, holding a snapshot or between transactions.
+            for _ in 0..<max(1, live.count / 2) where !live.isEmpty {
+                let victim = live.remove(at: Int.random(in: 0..<live.count, using: &random))
+                victim.killHard()
+                killed += 1
+                if victim.process.arguments?.first == "pin-reader" { killedPinned += 1 } else { killedChurning += 1 }
+            }
+        }
+        for child in live { child.killHard() }
+        killed += live.count
+        live.removeAll()
+        // The writer reaps on its own (at most once a second) when a dead reader's old snapshot
+        // pins pages; dead readers that held no snapshot pin nothing and wait for a reap (or for a
+        // new reader that needs their slot).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && db.oldestReaderSnapshot != nil { usleep(20_000) }
+        #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \(db.readerSlots())")
+        let idleDead = db.reapDeadReaders()
+        let leftover = db.readerSlots().filter { !$0.ownedByThisHandle }
+        #expect(leftover.isEmpty, "dead reader slots not reclaimed: \(leftover)")
+        // With no reader left, the file stops growing.
+        let before = writer.commits.load(ordering: .relaxed)
+        while writer.commits.load(ordering: .relaxed) < before + 20 { usleep(5000) }
+        let settled = try ReaderStressTests.pageCount(db)
+        while writer.commits.load(ordering: .relaxed) < before + 120 { usleep(5000) }
+        let later = try ReaderStressTests.pageCount(db)
+        let failure = writer.stop()
+        #expect(failure == nil, "writer failed: \(failure ?? "")")
+        #expect(later == settled, "the file kept growing after every reader was gone: \(settled) -> \(later) pages")
+        #expect(try db.check().isClean)
+        // And a new reader begins at once.
+        let fresh = try ChildProcess(["pin-reader", dir.path])
+        #expect(fresh.waitFor("pinned") != nil)
+        fresh.killHard()
+        let seconds = Date().timeIntervalSince(started)
+        print("[readerStress] \(killed) reader processes killed (\(killedWhileOpening) while opening, \(killedPinned) holding a snapshot, \(killedChurning) churning) with 12 slots in \(String(format: "%.1f", seconds)) s; \(idleDead) idle dead slot(s) left for reapDeadReaders; writer made \(writer.commits.load(ordering: .relaxed)) commits; file settled at \(later) pages")
+    }
+
+    /// The same in one process, deterministically: a snapshot held across 40 commits leaves a free
+    /// list of several leaves; once it ends, every page a commit needs can be reused.
+    @Test func fileStopsGrowingAfterALongSnapshotEnds() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        try ReaderStressTests.rewrite(db, round: 0)
+        let pin = try db.beginRead()
+        for round in 1...40 { try ReaderStressTests.rewrite(db, round: round) }
+        pin.end()
+        for round in 41...60 { try ReaderStressTests.rewrite(db, round: round) }
+        let settled = try ReaderStressTests.pageCount(db)
+        for round in 61...360 { try ReaderStressTests.rewrite(db, round: round) }
+        let later = try ReaderStressTests.pageCount(db)
+        let report = try db.check()
+        print("[readerStress] after a 40-commit snapshot ended: \(settled) pages, 300 commits later \(later) pages (\(report.freePages) free, \(report.treePages) in trees)")
+        #expect(later == settled, "the file grew by \(later - settled) pages in 300 commits with \(report.freePages) free pages to reuse")
+        #expect(report.isClean)
+    }
+
+    @Test func longLivedReaderIsReportedAndItsSpaceComesBackWhenItLeaves() throws {
+        let dir = TemporaryDirectory()
+        let reported = ReportedReaders()
+        var options = DatabaseOptions()
+        options.durability = .none
+        options.longLivedReaderLimit = 0.2
+        options.onLongLivedReaders = { readers in reported.add(readers) }
+        let db = try Database(path: dir.path, options: options)
+        try ReaderStressTests.rewrite(db, round: 0)
+        let holder = try ChildProcess(["pin-until", dir.path])
+        #expect(holder.waitFor("pinned") == "pinned 1")
+        // While it holds generation 1, nothing freed since can be reused: the file grows.
+        let start = try ReaderStressTests.pageCount(db)
+        let deadline = Date().addingTimeInterval(1.5)
+        var round = 1
+        while Date() < deadline {
+            try ReaderStressTests.rewrite(db, round: round)
+            round += 1
+            usleep(2000)
+        }
+        let pinned = try ReaderStressTests.pageCount(db)
+        #expect(pinned > start + 50, "the file did not grow under a pinned snapshot: \(start) -> \(pinned)")
+        #expect(reported.pids.contains(holder.pid), "the long-lived reader was not reported")
+        let slow = try db.longLivedReaders(olderThan: 0.2)
+        #expect(slow.contains { $0.pid == holder.pid && $0.snapshot == 1 && $0.pinnedPages > 0 && $0.isAlive })
+        // It leaves (ends its transaction, stays alive): the pages come back and growth stops.
+        holder.send("end")
+        #expect(holder.waitFor("released") == "released")
+        for _ in 0..<5 { try ReaderStressTests.rewrite(db, round: round); round += 1 }
+        let settled = try ReaderStressTests.pageCount(db)
+        for _ in 0..<100 { try ReaderStressTests.rewrite(db, round: round); round += 1 }
+        let later = try ReaderStressTests.pageCount(db)
+        #expect(later == settled, "the file kept growing after the long-lived reader left: \(settled) -> \(later)")
+        #expect(try db.longLivedReaders(olderThan: 0.2).isEmpty)
+        #expect(try db.check().isClean)
+        holder.killHard()
+        print("[readerStress] long-lived reader reported (pinned \(slow.first?.pinnedPages ?? 0) pages, file \(start) -> \(pinned) pages); after it left the file settled at \(later) pages over 100 commits")
+    }
+}
