@@ -115,7 +115,7 @@ public class Transaction {
     public func record(of tree: Tree) throws -> TreeRecord { trees[try state(of: tree)].record }
 
     /// Number of entries in the tree.
-    public func count(_ tree: Tree) throws -> Int { Int(trees[try state(of: tree)].record.entries) }
+    public func count(_ tree: Tree) throws -> Int { Int(clamping: trees[try state(of: tree)].record.entries) }
 
     // MARK: Reads
 

@@ -43,7 +43,12 @@ struct StoreChecker {
         report.pageSize = access.pageSize
         report.pageCount = access.committedPageCount
         try walkTree(name: "(catalog)", record: transaction.catalog)
-        for name in try transaction.treeNames() {
+        let names: [String]
+        do { names = try transaction.treeNames() } catch {
+            problem("catalog: \(error)")
+            names = []
+        }
+        for name in names {
             do {
                 let record = try transaction.record(of: try transaction.tree(name))
                 report.trees.append(.init(name: name, record: record))
