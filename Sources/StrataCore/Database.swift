@@ -40,6 +40,8 @@ public final class Database: Sendable {
         /// Set when a failed commit could not be undone on disk: this handle refuses further
         /// writes; reopening the store resolves which generation is current.
         var isPoisoned = false
+        /// `close()` was called from inside the write transaction: release the locks at its end.
+        var releaseLocksWhenDone = false
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []
@@ -90,9 +92,13 @@ public final class Database: Sendable {
         let status = try dataFile.status()
         let inode = UInt64(status.st_ino)
         var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
-        let committedGeneration = newest.transactionID
+        // The generation a fresh lock file starts from is read again under the set-up lock: a
+        // writer may have committed since the read above.
+        let openedData = dataFile
         lockFile = try LockFile(path: path + "/lock", requestedSlots: options.readerSlots, pageSize: newest.pageSize,
-                                dataInode: inode, fileMode: options.fileMode) { committedGeneration }
+                                dataInode: inode, fileMode: options.fileMode) {
+            try MetaReader.newestMeta(of: openedData, storePath: path).transactionID
+        }
         pageSize = newest.pageSize
         readers = ReaderTable(lockFile: lockFile)
 
@@ -132,7 +138,7 @@ public final class Database: Sendable {
         let deadline: UInt64? = {
             switch wait {
             case .fail: return Clock.monotonicNanoseconds()
-            case .wait(let seconds): return Clock.monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
+            case .wait(let seconds): return Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
             case .forever: return nil
             }
         }()
@@ -154,7 +160,7 @@ public final class Database: Sendable {
         case .forever:
             try lockFile.file.lockWaiting(offset: LockFile.writerLockByte)
         case .wait(let seconds):
-            let deadline = Clock.monotonicNanoseconds() + UInt64(max(0, seconds) * 1e9)
+            let deadline = Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
             var pause: UInt32 = 500
             while Clock.monotonicNanoseconds() < deadline {
                 usleep(pause)
@@ -170,10 +176,12 @@ public final class Database: Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if let writer {
-            writer.lock.withLock {
-                lockFile.writerPID.pointee.store(0, ordering: .releasing)
-                dataFile.unlock(offset: LockFile.writerLockByte)
-                lockFile.file.unlock(offset: LockFile.writerLockByte)
+            if writer.owner.load(ordering: .relaxed) == UInt(pthread_self()) {
+                // Called inside this thread's own write transaction: waiting for it would deadlock.
+                // The locks go when that transaction ends (see `releaseWriter`).
+                writer.releaseLocksWhenDone = true
+            } else {
+                writer.lock.withLock { releaseWriterLocks() }
             }
         }
         readers.releaseOwnedSlots(onlyIdle: true)
@@ -254,7 +262,7 @@ public final class Database: Sendable {
         let transaction = try beginWrite()
         do {
             let result = try body(transaction)
-            try transaction.commit()
+            if transaction.isActive { try transaction.commit() }
             return result
         } catch {
             transaction.abort()
@@ -287,7 +295,17 @@ public final class Database: Sendable {
 
     func releaseWriter(_ writer: WriterSession) {
         writer.owner.store(0, ordering: .relaxed)
+        if writer.releaseLocksWhenDone {
+            writer.releaseLocksWhenDone = false
+            releaseWriterLocks()
+        }
         writer.lock.unlock()
+    }
+
+    private func releaseWriterLocks() {
+        lockFile.writerPID.pointee.store(0, ordering: .releasing)
+        dataFile.unlock(offset: LockFile.writerLockByte)
+        lockFile.file.unlock(offset: LockFile.writerLockByte)
     }
 
     private func beginWrite(_ writer: WriterSession) throws -> WriteTransaction {

@@ -15,7 +15,7 @@ struct PollingPlan {
     /// interval until it sees a change.
     init(schedule: PollingSchedule, now: UInt64 = Clock.monotonicNanoseconds()) {
         self.schedule = schedule
-        lastChange = now &- UInt64(schedule.hotWindow * 1e9) &- 1
+        lastChange = now &- Clock.nanoseconds(schedule.hotWindow) &- 1
     }
 
     mutating func observedChange(at now: UInt64) {
@@ -67,7 +67,7 @@ public final class CommitWaiter {
     /// Blocks until the generation moves past `generation` and returns the new one, or nil after
     /// `timeout` seconds. Polls the shared counter: no futex, signal or file descriptor.
     public func wait(after generation: UInt64, timeout: Double? = nil) -> UInt64? {
-        let deadline = timeout.map { Clock.monotonicNanoseconds() &+ UInt64(max(0, $0) * 1e9) }
+        let deadline = timeout.map { Clock.monotonicNanoseconds() &+ Clock.nanoseconds($0) }
         while true {
             let current = database.generation
             let now = Clock.monotonicNanoseconds()

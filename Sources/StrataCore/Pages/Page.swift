@@ -136,6 +136,10 @@ struct Page {
             guard start >= upper, end <= size else {
                 throw StrataError.corruptPage(page: number, reason: "node \(index) lies outside the heap \(upper)..<\(size)")
             }
+            // Splits rely on every node being at most a third of a page.
+            guard end - start + 2 <= PageLayout.maximumNodeSize(pageSize: size) else {
+                throw StrataError.corruptPage(page: number, reason: "node \(index) is larger than any node Strata writes")
+            }
             spans.append((start, end))
         }
         spans.sort { $0.start < $1.start }

@@ -6,8 +6,12 @@ extension WriteTransaction {
     /// generation. If it throws, nothing was committed and the transaction is over.
     public func commit() throws {
         try checkActive()
+        guard !hasFailed else {
+            throw StrataError.misuse("an operation of this transaction failed after it had started changing pages; the transaction can only be aborted")
+        }
         defer {
             isActive = false
+            access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
             session.recycle(access.dirty.values)
             access.dirty.removeAll()
             database.releaseWriter(session)

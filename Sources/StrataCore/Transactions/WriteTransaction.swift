@@ -18,6 +18,21 @@ public final class WriteTransaction: Transaction {
     let base: MetaPage
     let session: Database.WriterSession
     var allocator: PageAllocator
+    /// Set when an operation threw after it had started changing pages: the half-applied change
+    /// must not be committed.
+    var hasFailed = false
+
+    /// Runs one modifying operation; if it throws after changing pages, the transaction is failed.
+    func modifying<Result>(_ operation: () throws -> Result) throws -> Result {
+        let stamp = access.modificationCount
+        do {
+            return try operation()
+        } catch {
+            if access.modificationCount != stamp { hasFailed = true }
+            throw error
+        }
+    }
+
     /// Reused across splits to avoid an allocation per split; most transactions never split.
     lazy var scratch = PageBuffer(pageSize: access.pageSize, number: 0)
 
@@ -62,8 +77,10 @@ public final class WriteTransaction: Transaction {
     public func dropTree(_ tree: Tree) throws {
         let index = try state(of: tree)
         let record = trees[index].record
-        access.modificationCount += 1
-        try freeSubtree(record.root, level: 1, depth: record.depth)
+        try modifying {
+            access.modificationCount += 1
+            try freeSubtree(record.root, level: 1, depth: record.depth)
+        }
         trees[index].record = TreeRecord()
         trees[index].isDropped = true
         trees[index].isDirty = true
@@ -73,8 +90,10 @@ public final class WriteTransaction: Transaction {
     public func clear(_ tree: Tree) throws {
         let index = try state(of: tree)
         let record = trees[index].record
-        access.modificationCount += 1
-        try freeSubtree(record.root, level: 1, depth: record.depth)
+        try modifying {
+            access.modificationCount += 1
+            try freeSubtree(record.root, level: 1, depth: record.depth)
+        }
         var empty = TreeRecord()
         empty.created = record.created
         empty.lastModified = transactionID
@@ -90,9 +109,11 @@ public final class WriteTransaction: Transaction {
         let index = try state(of: tree)
         var record = trees[index].record
         defer { trees[index].record = record }
-        let replaced = try key.withBytes { keyBytes in
-            try value.withBytes { valueBytes in
-                try insert(into: &record, key: keyBytes, value: valueBytes, mode: mode)
+        let replaced = try modifying {
+            try key.withBytes { keyBytes in
+                try value.withBytes { valueBytes in
+                    try insert(into: &record, key: keyBytes, value: valueBytes, mode: mode)
+                }
             }
         }
         record.lastModified = transactionID
@@ -106,7 +127,7 @@ public final class WriteTransaction: Transaction {
         let index = try state(of: tree)
         var record = trees[index].record
         defer { trees[index].record = record }
-        let removed = try key.withBytes { try remove(from: &record, key: $0) }
+        let removed = try modifying { try key.withBytes { try remove(from: &record, key: $0) } }
         if removed {
             record.lastModified = transactionID
             trees[index].isDirty = true
@@ -119,6 +140,7 @@ public final class WriteTransaction: Transaction {
     public func abort() {
         guard isActive else { return }
         isActive = false
+        access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
         session.recycle(access.dirty.values)
         access.dirty.removeAll()
         database.releaseWriter(session)

@@ -24,7 +24,7 @@ public final class Cursor {
 
     private func checkStable() throws {
         guard modificationStamp == access.modificationCount else {
-            throw StrataError.misuse("a cursor was used after its write transaction modified the store; create a new cursor")
+            throw StrataError.misuse("a cursor was used after its transaction modified the store or ended; create a new cursor")
         }
     }
 

@@ -77,8 +77,17 @@ struct TreeScan {
         return lower.withUnsafeBytes { compareKeys(key, $0) } < 0
     }
 
+    /// The scan holds raw page views along its path: a modification of the transaction (from the
+    /// body) may move or free those pages, so it ends the scan with an error instead.
+    private func checkUnmodified(_ stamp: Int) throws {
+        guard access.modificationCount == stamp else {
+            throw StrataError.misuse("the store was modified during a scan of the same transaction; collect the keys first, then modify")
+        }
+    }
+
     func forward(_ body: (ByteView, ByteView) throws -> Bool) throws {
         guard record.root != 0 else { return }
+        let stamp = access.modificationCount
         var path: [(page: Page, index: Int)] = []
         path.reserveCapacity(record.depth)
         var (leaf, index) = try descend(to: lower, last: false, path: &path)
@@ -90,6 +99,7 @@ struct TreeScan {
                 let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
                     : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
                 guard try body(ByteView(node.key, owner: owner), value) else { return }
+                try checkUnmodified(stamp)
                 index += 1
             }
             guard let next = try step(&path, forward: true) else { return }
@@ -100,6 +110,7 @@ struct TreeScan {
 
     func backward(_ body: (ByteView, ByteView) throws -> Bool) throws {
         guard record.root != 0 else { return }
+        let stamp = access.modificationCount
         var path: [(page: Page, index: Int)] = []
         path.reserveCapacity(record.depth)
         var (leaf, index) = try descend(to: upper, last: upper == nil, path: &path)
@@ -113,6 +124,7 @@ struct TreeScan {
                     let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
                         : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
                     guard try body(ByteView(node.key, owner: owner), value) else { return }
+                    try checkUnmodified(stamp)
                 }
                 index -= 1
             }

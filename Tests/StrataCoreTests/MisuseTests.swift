@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+/// Misuse of the API gets a typed error (never a crash, a hang or freed memory); found in review.
+@Suite struct MisuseTests {
+    func store() throws -> (TemporaryDirectory, Database) {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<3000 { try tx.put(String(format: "key %05d", i), [UInt8](repeating: 1, count: 40), in: t) }
+        }
+        return (dir, db)
+    }
+
+    @Test func modifyingDuringAScanOfTheSameTransactionIsRefused() throws {
+        let (_, db) = try store()
+        #expect(throws: StrataError.misuse("the store was modified during a scan of the same transaction; collect the keys first, then modify")) {
+            try db.write { tx in
+                let t = try tx.tree("t")
+                try tx.scan(t) { key, _ in
+                    try tx.delete(key, in: t)
+                    return true
+                }
+            }
+        }
+        #expect(try db.read { try $0.count($0.tree("t")) } == 3000)
+    }
+
+    @Test func cursorsEndWithTheirTransaction() throws {
+        let (_, db) = try store()
+        let tx = try db.beginWrite()
+        let cursor = try tx.cursor(try tx.tree("t"))
+        #expect(try cursor.first())
+        try tx.commit()
+        #expect(throws: StrataError.self) { try cursor.next() }
+        let reader = try db.beginRead()
+        let readCursor = try reader.cursor(try reader.tree("t"))
+        #expect(try readCursor.first())
+        reader.end()
+        #expect(throws: StrataError.self) { try readCursor.next() }
+    }
+
+    @Test func aBodyThatCommitsItselfIsNotAnError() throws {
+        let (_, db) = try store()
+        let before = db.generation
+        try db.write { tx in
+            try tx.put("late", "value", in: try tx.tree("t"))
+            try tx.commit()
+        }
+        #expect(db.generation == before + 1)
+    }
+
+    @Test func closingInsideTheWriteTransactionDoesNotDeadlock() throws {
+        let (dir, db) = try store()
+        try db.write { tx in
+            try tx.put("k", "v", in: try tx.tree("t"))
+            db.close()
+        }
+        let next = try Database(path: dir.path) // the writer lock was released
+        #expect(try next.read { try $0.get("k", in: $0.tree("t")) != nil })
+    }
+
+    @Test func unboundedTimeoutsDoNotTrap() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.writerLockWait = .wait(seconds: .infinity)
+        let db = try Database(path: dir.path, options: options)
+        #expect(db.commitWaiter().wait(after: db.generation, timeout: 0.001) == nil)
+        #expect(db.commitWaiter().wait(after: db.generation + 1, timeout: .infinity) == db.generation)
+    }
+}
