@@ -185,6 +185,7 @@ public final class Database: Sendable {
             }
         }
         readers.releaseOwnedSlots(onlyIdle: true)
+        ChangeMonitor.shared.endStreams(of: self)
     }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }

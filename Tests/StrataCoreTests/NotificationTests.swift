@@ -112,3 +112,20 @@ import Testing
         observer.killHard()
     }
 }
+
+@Suite struct NotificationLifecycleTests {
+    @Test func closingTheStoreEndsItsStreams() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let stream = try db.changes()
+        let task = Task { () -> Int in
+            var events = 0
+            for await _ in stream { events += 1 }
+            return events
+        }
+        try await Task.sleep(nanoseconds: 20_000_000)
+        db.close()
+        #expect(await task.value == 0)
+        #expect(stream.isFinished)
+    }
+}

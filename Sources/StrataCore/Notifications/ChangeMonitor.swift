@@ -72,6 +72,12 @@ public final class ChangeMonitor: @unchecked Sendable {
         return stream
     }
 
+    /// Ends every stream of `database` (it is being closed).
+    func endStreams(of database: Database) {
+        let streams = state.withLock { $0.watched[ObjectIdentifier(database)]?.streams.compactMap(\.stream) ?? [] }
+        for stream in streams { stream.cancel() }
+    }
+
     func unsubscribe(identifier: UInt64, database: ObjectIdentifier) {
         state.withLock { state in
             state.watched[database]?.streams.removeAll { $0.identifier == identifier }
@@ -117,7 +123,7 @@ public final class ChangeMonitor: @unchecked Sendable {
             var changed = false
             for (database, seen, _) in targets where database.generation != seen {
                 changed = true
-                deliver(database)
+                deliver(database, seen: seen)
             }
             let now = Clock.monotonicNanoseconds()
             if changed { plan!.observedChange(at: now) }
@@ -126,17 +132,22 @@ public final class ChangeMonitor: @unchecked Sendable {
     }
 
     /// Computes and hands out the events for one store's streams from one new snapshot.
-    private func deliver(_ database: Database) {
+    private func deliver(_ database: Database, seen: UInt64) {
         let key = ObjectIdentifier(database)
         let streams = state.withLock { $0.watched[key]?.streams.compactMap(\.stream) ?? [] }
         do {
             let transaction = try database.beginRead()
             defer { transaction.end() }
             for stream in streams { try stream.deliver(from: transaction) }
-            state.withLock { $0.watched[key]?.generation = transaction.generation }
+            // A stream subscribed meanwhile lowered the watched generation: leave it lowered, so
+            // the next tick delivers to that stream too (delivery is idempotent for the others).
+            state.withLock { state in
+                if state.watched[key]?.generation == seen { state.watched[key]?.generation = transaction.generation }
+            }
         } catch {
-            // The store was closed or cannot be read: its streams end.
-            for stream in streams { stream.cancel() }
+            // A closed store ends its streams; anything else (a full reader table, a snapshot that
+            // could not be taken) is retried on the next tick, since the generation stays unseen.
+            if database.isClosed { for stream in streams { stream.cancel() } }
         }
     }
 }
