@@ -117,7 +117,7 @@ public final class ChangeMonitor: @unchecked Sendable {
             // The most eager subscriber sets the pace.
             let schedule = PollingSchedule(fastInterval: targets.map(\.2.fastInterval).min() ?? 50e-6,
                                            hotWindow: targets.map(\.2.hotWindow).max() ?? 0.25,
-                                           idleInterval: targets.map(\.2.idleInterval).min() ?? 0.02,
+                                           idleInterval: targets.map(\.2.idleInterval).min() ?? 0.05,
                                            spinsWhenHot: targets.contains { $0.2.spinsWhenHot })
             if plan?.schedule != schedule { plan = PollingPlan(schedule: schedule) }
             var changed = false

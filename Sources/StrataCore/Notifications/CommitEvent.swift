@@ -32,14 +32,14 @@ public struct PollingSchedule: Sendable, Equatable {
     /// busy core while commits keep coming.
     public var spinsWhenHot: Bool
 
-    public init(fastInterval: Double = 50e-6, hotWindow: Double = 0.25, idleInterval: Double = 0.02, spinsWhenHot: Bool = false) {
+    public init(fastInterval: Double = 50e-6, hotWindow: Double = 0.25, idleInterval: Double = 0.05, spinsWhenHot: Bool = false) {
         self.fastInterval = fastInterval
         self.hotWindow = hotWindow
         self.idleInterval = idleInterval
         self.spinsWhenHot = spinsWhenHot
     }
 
-    /// The default: tens of µs latency while commits flow, 50 wake-ups a second when idle.
+    /// The default: tens of µs latency while commits flow, 20 wake-ups a second when idle.
     public static let standard = PollingSchedule()
     /// Spins while hot: a few µs latency at the cost of a core while commits keep coming.
     public static let lowLatency = PollingSchedule(fastInterval: 0, spinsWhenHot: true)
