@@ -57,7 +57,7 @@ struct StoreChecker {
                 problem("tree '\(name)': \(error)")
             }
         }
-        let freeTree = try freeTreeRecord()
+        let freeTree = transaction.freeTree
         try walkTree(name: "(free pages)", record: freeTree)
         try accountFreePages(freeTree)
         var lost: [UInt64] = []
@@ -70,10 +70,6 @@ struct StoreChecker {
         report.treePages = UInt64(owner.filter { $0 == StoreChecker.used }.count)
         report.freePages = UInt64(owner.filter { $0 == StoreChecker.free }.count)
         return report
-    }
-
-    private func freeTreeRecord() throws -> TreeRecord {
-        try transaction.database.freeTreeRecord(of: transaction)
     }
 
     private mutating func problem(_ text: String) {
@@ -213,10 +209,5 @@ extension Database {
             var checker = StoreChecker(transaction: transaction, progress: progress)
             return try checker.run()
         }
-    }
-
-    /// The free tree's record of a read snapshot (kept in the meta, not in the catalog).
-    func freeTreeRecord(of transaction: ReadTransaction) throws -> TreeRecord {
-        transaction.freeTree
     }
 }
