@@ -110,7 +110,6 @@ public final class Database: Sendable {
             fileSize = try dataFile.size()
             try MetaReader.checkLength(fileSize, of: newest, storePath: path)
             lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
-            lockFile.writerSince.pointee.store(Clock.wallNanoseconds(), ordering: .releasing)
             // Publishing here also finishes the commit of a writer that died between writing its
             // meta and publishing it.
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
@@ -318,7 +317,6 @@ public final class Database: Sendable {
             writer.lastReap = now
             if readers.reapDeadReaders() > 0 { oldest = readers.oldestSnapshot() }
         }
-        lockFile.oldestPinned.pointee.store(oldest ?? 0, ordering: .relaxed)
         if let limit = options.longLivedReaderLimit, let report = options.onLongLivedReaders, oldest != nil,
            now - writer.lastLongReaderCheck > 1_000_000_000 {
             writer.lastLongReaderCheck = now

@@ -125,7 +125,7 @@ import Testing
     @Test func flippedBytesInTreePagesAreReportedNotCrashed() throws {
         let seed = testSeed("flippedBytes")
         var random = SeededGenerator(seed: seed)
-        for trial in 0..<40 {
+        for _ in 0..<40 {
             let dir = try makeStore()
             let data = dir.path + "/data"
             let size = try FileManager.default.attributesOfItem(atPath: data)[.size] as! UInt64
@@ -144,11 +144,10 @@ import Testing
                     for i in 0..<600 { _ = try tx.get(String(format: "key %05d", i), in: t) }
                 }
             } catch is StrataError {}
-            let report = try db.check()
-            _ = report.problems
+            // check() must report, not throw or crash.
+            _ = try db.check()
             // Writing over damage either works or fails cleanly.
             do { try db.write { tx in try tx.put("key 00007", "x", in: try tx.tree("t")) } } catch is StrataError {}
-            _ = trial
         }
     }
 

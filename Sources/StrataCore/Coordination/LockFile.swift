@@ -8,9 +8,9 @@ import Synchronization
 ///
 ///     0    u64 magic "STRATALK"          64   Atomic u64 generation (last committed transaction)
 ///     8    u32 lock format version       128  Atomic u32 writer pid (0 = no writer)
-///     12   u32 reader slot count         136  Atomic u64 writer lock taken at (ns since 1970)
-///     16   u32 data page size            192  Atomic u64 last commit time (ns since 1970)
-///     24   u64 data file inode           200  Atomic u64 writer's oldest pinned snapshot
+///     12   u32 reader slot count         192  Atomic u64 last commit time (ns since 1970)
+///     16   u32 data page size            (other bytes below 4096 are reserved, zero)
+///     24   u64 data file inode
 ///     4096 reader slots, 64 bytes each (see `ReaderTable`)
 ///
 /// Byte-range locks (OFD, never on data the processes read): byte 0 is the writer lock, byte 1
@@ -29,9 +29,7 @@ final class LockFile: @unchecked Sendable {
 
     private static let generationOffset = 64
     private static let writerPIDOffset = 128
-    private static let writerSinceOffset = 136
     private static let lastCommitTimeOffset = 192
-    private static let oldestPinnedOffset = 200
 
     let file: PosixFile
     let memory: SharedMemory
@@ -39,9 +37,7 @@ final class LockFile: @unchecked Sendable {
 
     var generation: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.generationOffset) }
     var writerPID: UnsafeMutablePointer<Atomic<UInt32>> { memory.atomic32(at: LockFile.writerPIDOffset) }
-    var writerSince: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.writerSinceOffset) }
     var lastCommitTime: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.lastCommitTimeOffset) }
-    var oldestPinned: UnsafeMutablePointer<Atomic<UInt64>> { memory.atomic64(at: LockFile.oldestPinnedOffset) }
 
     static func byteCount(slots: Int) -> Int { slotsOffset + slots * slotSize }
 

@@ -170,10 +170,4 @@ final class PageBuffer {
         store16(PageLayout.headerSize + 2 * (count - 1), PageLayout.lowerOffset)
         store16(upper + removedSize, PageLayout.upperOffset)
     }
-
-    /// Removes nodes `from..<count` (used when splitting: the tail moves to a new page).
-    func truncate(from index: Int) {
-        var i = count - 1
-        while i >= index { removeNode(at: i); i -= 1 }
-    }
 }
