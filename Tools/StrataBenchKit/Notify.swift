@@ -32,6 +32,7 @@ extension Runner {
         let observer = ChildProcess(arguments: [
             "--role", "notify-observer", "--engine", engine.rawValue, "--store", dir,
             "--notify-commits", String(commits), "--notify-idle", String(o.notifyIdle),
+            "--notify-schedule", o.notifySchedule,
         ])
         guard observer.expectLine("ready") == "ready" else { Sys.fatal("notify: bad observer start") }
         let idle = observer.expectLine("idle").split(separator: " ")
@@ -39,6 +40,10 @@ extension Runner {
             Sys.fatal("notify: bad idle report")
         }
 
+        // The latency the observer reports runs from the stamp (taken before the transaction
+        // begins) to the event, so it includes the writer's own commit; that part is timed here.
+        var commitDurations: [UInt64] = []
+        commitDurations.reserveCapacity(commits)
         let tick: UInt64 = 1_000_000
         let start = Sys.monoNanos()
         var next = start
@@ -47,8 +52,11 @@ extension Runner {
             let now = Sys.monoNanos()
             if next <= now { next = now + tick - (now - start) % tick }  // fell behind: next tick
             Sys.sleep(untilMonoNanos: next)
-            put(seq: UInt64(seq), stamp: Sys.monoNanos())
+            let stamp = Sys.monoNanos()
+            put(seq: UInt64(seq), stamp: stamp)
+            commitDurations.append(Sys.monoNanos() &- stamp)
         }
+        commitDurations.sort()
         let seconds = Sys.seconds(since: start)
 
         let r = observer.expectLine("result").split(separator: " ")
@@ -67,9 +75,12 @@ extension Runner {
             ("p50_us", .double(p50)),
             ("p99_us", .double(p99)),
             ("max_us", .double(maxUs)),
+            ("writer_commit_p50_us", .double(Double(commitDurations[commitDurations.count / 2]) / 1000)),
+            ("writer_commit_p99_us", .double(Double(commitDurations[commitDurations.count * 99 / 100]) / 1000)),
             ("cpu_percent", .double(cpu)),
             ("idle_cpu_percent", .double(idleCPU)),
             ("idle_seconds", .double(o.notifyIdle)),
+            ("schedule", .string(o.notifySchedule)),
         ]))
     }
 }
@@ -79,7 +90,7 @@ extension ChildRoles {
     static func notifyObserver(_ o: Options) {
         guard let dir = o.store else { Sys.fatal("notify-observer: --store is required") }
         let link = ParentLink()
-        let store = S(directory: dir, options: OpenOptions(readOnly: true))
+        let store = S(directory: dir, options: OpenOptions(readOnly: true, notifySchedule: o.notifySchedule))
         let scratch = Scratch()
         BenchData.writeKey(notifyKeyIndex, into: scratch.key)
         let lastSeq = UInt64(o.notifyCommits - 1)

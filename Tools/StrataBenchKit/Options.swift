@@ -7,7 +7,7 @@ func usage(engines: [EngineKind]) -> String {
     """
     usage: \(Sys.program) [WORKLOAD ...] [--engine \(Options.engineChoices(engines))] [--records N]
            [--batch B] [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
-           [--notify-idle SECONDS]
+           [--notify-idle SECONDS] [--notify-schedule standard|uniform|frugal|low-latency]
     workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
     One JSON line per workload goes to stdout, a summary table to stderr.
     """
@@ -24,6 +24,7 @@ struct Options {
     var syncCommits = 2000
     var notifyCommits = 2000
     var notifyIdle = 10.0
+    var notifySchedule = "standard"
     // Internal, for child processes.
     var role: String?
     var store: String?
@@ -80,6 +81,7 @@ struct Options {
             case "--sync-commits": o.syncCommits = int(a, min: 0)
             case "--notify-commits": o.notifyCommits = int(a, min: 1)
             case "--notify-idle": o.notifyIdle = seconds(a)
+            case "--notify-schedule": o.notifySchedule = value(a)
             case "--role": o.role = value(a)
             case "--store": o.store = value(a)
             case "--seed":

@@ -23,11 +23,14 @@ public struct OpenOptions: Sendable {
     public var durable = true
     /// Reader-only handle (child reader / observer processes).
     public var readOnly = false
+    /// How an observer waits for commits, for engines with more than one way (`--notify-schedule`).
+    public var notifySchedule = "standard"
 
-    public init(create: Bool = false, durable: Bool = true, readOnly: Bool = false) {
+    public init(create: Bool = false, durable: Bool = true, readOnly: Bool = false, notifySchedule: String = "standard") {
         self.create = create
         self.durable = durable
         self.readOnly = readOnly
+        self.notifySchedule = notifySchedule
     }
 }
 

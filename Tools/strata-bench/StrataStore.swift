@@ -14,11 +14,18 @@ final class StrataStore: KVStore {
     private var reader: ReadTransaction?
     private var readTree: Tree?
     private var waiter: CommitWaiter?
+    private let schedule: PollingSchedule
 
     init(directory: String, options: OpenOptions) {
         var settings = DatabaseOptions()
         settings.durability = options.durable ? .full : .none
         settings.createIfMissing = options.create
+        switch options.notifySchedule {
+        case "uniform": schedule = PollingSchedule(followsCadence: false)
+        case "frugal": schedule = .frugal
+        case "low-latency": schedule = .lowLatency
+        default: schedule = .standard
+        }
         let path = directory + "/store.strata"
         db = StrataStore.must("open \(path)") {
             try Database(path: path, mode: options.readOnly ? .readOnly : .readWrite, options: settings)
@@ -116,7 +123,7 @@ final class StrataStore: KVStore {
 
     /// Strata's own notification path: the adaptive, futex-free poller of the shared counter.
     func waitForCommit(after token: UInt64, timeout: Double) -> UInt64? {
-        if waiter == nil { waiter = database.commitWaiter() }
+        if waiter == nil { waiter = database.commitWaiter(schedule: schedule) }
         return waiter!.wait(after: token, timeout: timeout)
     }
 

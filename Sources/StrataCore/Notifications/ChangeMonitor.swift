@@ -5,8 +5,9 @@ import Synchronization
 /// subscribed `ChangeStream` (one atomic load per store per tick, no syscall, no futex, no signal)
 /// and turns a change into events for that store's streams.
 ///
-/// Schedule: right after a change it polls every `fastInterval` for `hotWindow`, then backs off
-/// exponentially to `idleInterval`. It runs on its own thread (never the cooperative pool), starts
+/// Schedule (`PollingPlan`): right after a change it polls every `fastInterval` for `hotWindow`,
+/// then backs off exponentially to `idleInterval`; a writer with a steady rhythm is followed
+/// instead, waking just before each commit is due. It runs on its own thread (never the cooperative pool), starts
 /// with the first subscription and exits when the last stream ends.
 public final class ChangeMonitor: @unchecked Sendable {
     public static let shared = ChangeMonitor()
@@ -118,16 +119,19 @@ public final class ChangeMonitor: @unchecked Sendable {
             let schedule = PollingSchedule(fastInterval: targets.map(\.2.fastInterval).min() ?? 50e-6,
                                            hotWindow: targets.map(\.2.hotWindow).max() ?? 0.25,
                                            idleInterval: targets.map(\.2.idleInterval).min() ?? 0.05,
-                                           spinsWhenHot: targets.contains { $0.2.spinsWhenHot })
+                                           spinsWhenHot: targets.contains { $0.2.spinsWhenHot },
+                                           followsCadence: targets.allSatisfy { $0.2.followsCadence })
             if plan?.schedule != schedule { plan = PollingPlan(schedule: schedule) }
-            var changed = false
+            var commitTime: UInt64?
             for (database, seen, _) in targets where database.generation != seen {
-                changed = true
+                // With several stores the stamps interleave; their cadences then rarely agree,
+                // and the plan falls back to its ordinary schedule by itself.
+                commitTime = database.lastCommitMonotonicTime(now: Clock.monotonicNanoseconds())
                 deliver(database, seen: seen)
             }
             let now = Clock.monotonicNanoseconds()
-            if changed { plan!.observedChange(at: now) }
-            PollingPlan.pause(plan!.nextPause(at: now))
+            if let commitTime { plan!.observedChange(at: now, commitTime: commitTime) }
+            plan!.pause(plan!.nextPause(at: now))
         }
     }
 

@@ -31,12 +31,18 @@ public struct PollingSchedule: Sendable, Equatable {
     /// Spin (yielding the CPU between loads) instead of sleeping while hot: lowest latency, one
     /// busy core while commits keep coming.
     public var spinsWhenHot: Bool
+    /// Follow a writer that commits at a steady pace: sleep through the quiet part of each period
+    /// and poll every half `fastInterval` around the next expected commit (see `CommitCadence`).
+    /// Irregular writers get the ordinary schedule either way.
+    public var followsCadence: Bool
 
-    public init(fastInterval: Double = 50e-6, hotWindow: Double = 0.25, idleInterval: Double = 0.05, spinsWhenHot: Bool = false) {
+    public init(fastInterval: Double = 50e-6, hotWindow: Double = 0.25, idleInterval: Double = 0.05,
+                spinsWhenHot: Bool = false, followsCadence: Bool = true) {
         self.fastInterval = fastInterval
         self.hotWindow = hotWindow
         self.idleInterval = idleInterval
         self.spinsWhenHot = spinsWhenHot
+        self.followsCadence = followsCadence
     }
 
     /// The default: tens of µs latency while commits flow, 20 wake-ups a second when idle.

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import StrataCore
+import StrataTestFixtures
+
+/// The poller's schedule, driven with synthetic times (no sleeping, no clocks): a writer on a
+/// steady clock is followed (one long sleep, then short polls around the forecast), anything
+/// else gets the ordinary schedule.
+@Suite struct CommitCadenceTests {
+    static let millisecond: UInt64 = 1_000_000
+    static let start: UInt64 = 1_000_000_000_000
+
+    /// Commits on a 1 ms clock, each late by a seeded jitter of up to `jitter` ns.
+    static func clockedCommits(_ count: Int, jitter: UInt64, seed: UInt64) -> [UInt64] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { start + UInt64($0) * millisecond + UInt64.random(in: 0...jitter, using: &generator) }
+    }
+
+    @Test func aSteadyWriterGetsAForecastThatHoldsItsNextCommit() throws {
+        let seed = testSeed("steadyWriterForecast")
+        let commits = Self.clockedCommits(40, jitter: 40_000, seed: seed)
+        var cadence = CommitCadence()
+        for (index, commit) in commits.enumerated().dropLast() {
+            cadence.recordCommit(at: commit)
+            guard index >= CommitCadence.periodsNeeded else {
+                #expect(cadence.forecast == nil, "seed \(seed)")
+                continue
+            }
+            let forecast = try #require(cadence.forecast, "seed \(seed), commit \(index)")
+            #expect(forecast.period > 900_000 && forecast.period < 1_100_000, "seed \(seed)")
+            // The next commit lies in the forecast, give or take the jitter.
+            #expect(forecast.earliest <= commits[index + 1] + 40_000, "seed \(seed), commit \(index)")
+            #expect(forecast.latest + 40_000 >= commits[index + 1], "seed \(seed), commit \(index)")
+            #expect(forecast.latest - forecast.earliest <= 100_000, "seed \(seed), commit \(index)")
+        }
+    }
+
+    @Test func oneLateCommitDoesNotMoveTheForecastOffTheClock() throws {
+        var cadence = CommitCadence()
+        for index in 0..<8 { cadence.recordCommit(at: Self.start + UInt64(index) * Self.millisecond) }
+        cadence.recordCommit(at: Self.start + 8 * Self.millisecond + 300_000)  // 300 µs late
+        let forecast = try #require(cadence.forecast)
+        #expect(forecast.period == Self.millisecond)
+        // The next commit, back on the clock at 9 ms, is inside the forecast.
+        #expect(forecast.earliest <= Self.start + 9 * Self.millisecond)
+        #expect(forecast.latest >= Self.start + 9 * Self.millisecond)
+    }
+
+    @Test func anIrregularWriterGetsNoForecast() {
+        let seed = testSeed("irregularWriter")
+        var generator = SeededGenerator(seed: seed)
+        var cadence = CommitCadence()
+        var time = Self.start
+        for _ in 0..<20 {
+            time += UInt64.random(in: 100_000...5_000_000, using: &generator)
+            cadence.recordCommit(at: time)
+        }
+        #expect(cadence.forecast == nil, "seed \(seed)")
+    }
+
+    @Test func tooFastOrRepeatedOrBackwardStampsGiveNoForecast() {
+        var fast = CommitCadence()
+        for index in 0..<8 { fast.recordCommit(at: Self.start + UInt64(index) * 50_000) }
+        #expect(fast.forecast == nil)
+
+        var repeated = CommitCadence()
+        for index in 0..<8 {
+            repeated.recordCommit(at: Self.start + UInt64(index) * Self.millisecond)
+            repeated.recordCommit(at: Self.start + UInt64(index) * Self.millisecond)
+        }
+        #expect(repeated.commits.count == 8)
+        #expect(repeated.forecast != nil)
+
+        repeated.recordCommit(at: Self.start)  // the clock stepped back: start afresh
+        #expect(repeated.commits == [Self.start])
+        #expect(repeated.forecast == nil)
+    }
+
+    @Test func thePlanSleepsThroughTheQuietPartOfAPeriodAndPollsAroundTheForecast() throws {
+        var plan = PollingPlan(schedule: .standard, now: Self.start)
+        var now = Self.start
+        for index in 0..<8 {
+            now = Self.start + UInt64(index) * Self.millisecond
+            plan.observedChange(at: now + 5_000, commitTime: now)
+        }
+        now += 5_000
+        let forecast = try #require(plan.forecast)
+        // Right after a commit: one long sleep, ending before the forecast (woken early by the
+        // expected sleep overshoot and one poll interval).
+        let pause = plan.nextPause(at: now)
+        #expect(pause > 0.0005)
+        let wake = now + Clock.nanoseconds(pause)
+        #expect(wake < forecast.earliest)
+        #expect(wake + plan.sleepOvershoot + 20_000 >= forecast.earliest)
+        // Around the forecast: polls at a quarter of the fast interval.
+        #expect(plan.nextPause(at: forecast.earliest) == PollingSchedule.standard.fastInterval / 4)
+        #expect(plan.nextPause(at: forecast.latest) == PollingSchedule.standard.fastInterval / 4)
+        // Overdue: back to the ordinary fast interval (the last change is recent).
+        #expect(plan.nextPause(at: forecast.latest + 100_000) == PollingSchedule.standard.fastInterval)
+    }
+
+    @Test func aPlanThatDoesNotFollowCadencesKeepsItsOrdinarySchedule() {
+        var schedule = PollingSchedule.standard
+        schedule.followsCadence = false
+        var plan = PollingPlan(schedule: schedule, now: Self.start)
+        for index in 0..<8 {
+            let time = Self.start + UInt64(index) * Self.millisecond
+            plan.observedChange(at: time + 5_000, commitTime: time)
+        }
+        #expect(plan.forecast == nil)
+        #expect(plan.nextPause(at: Self.start + 7 * Self.millisecond + 10_000) == schedule.fastInterval)
+    }
+}
