@@ -99,6 +99,17 @@ import StrataTestFixtures
         #expect(plan.nextPause(at: forecast.latest + 100_000) == PollingSchedule.standard.fastInterval)
     }
 
+    @Test func aSlowWritersForecastNeverSleepsLongerThanIdling() throws {
+        var plan = PollingPlan(schedule: .standard, now: Self.start)
+        let period = 500 * Self.millisecond
+        for index in 0..<8 {
+            let time = Self.start + UInt64(index) * period
+            plan.observedChange(at: time + 5_000, commitTime: time)
+        }
+        _ = try #require(plan.forecast)
+        #expect(plan.nextPause(at: Self.start + 7 * period + 10_000) == PollingSchedule.standard.idleInterval)
+    }
+
     @Test func aPlanThatDoesNotFollowCadencesKeepsItsOrdinarySchedule() {
         var schedule = PollingSchedule.standard
         schedule.followsCadence = false

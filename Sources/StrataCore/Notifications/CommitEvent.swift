@@ -32,7 +32,7 @@ public struct PollingSchedule: Sendable, Equatable {
     /// busy core while commits keep coming.
     public var spinsWhenHot: Bool
     /// Follow a writer that commits at a steady pace: sleep through the quiet part of each period
-    /// and poll every half `fastInterval` around the next expected commit (see `CommitCadence`).
+    /// and poll every quarter `fastInterval` around the next expected commit (see `CommitCadence`).
     /// Irregular writers get the ordinary schedule either way.
     public var followsCadence: Bool
 

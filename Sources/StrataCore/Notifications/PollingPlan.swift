@@ -5,13 +5,13 @@ import Glibc
 ///
 /// Right after a change it polls every `fastInterval` for `hotWindow`; after that it backs off
 /// exponentially to `idleInterval`. When the writer commits at a steady pace (`CommitCadence`),
-/// it instead sleeps until just before the next commit is due and polls every half
-/// `fastInterval` from there; a commit that does not come within the forecast's tolerance
-/// drops it back to the ordinary schedule.
+/// it instead sleeps until just before the next commit is due and polls every quarter
+/// `fastInterval` from there (a few polls a commit, so they can be dense); a commit that does not
+/// come within the forecast drops it back to the ordinary schedule.
 ///
 /// A first cadence attempt slept until the forecast itself and doubled p50 latency: long
 /// nanosleeps on this VM overshoot by 20–40 µs. So the plan measures its own long sleeps and
-/// wakes that much (plus the forecast's tolerance and one poll interval) early.
+/// wakes that much (plus one poll interval) before the forecast's earliest time.
 struct PollingPlan {
     let schedule: PollingSchedule
     private var lastChange: UInt64
@@ -46,7 +46,10 @@ struct PollingPlan {
         if let forecast {
             let poll = Clock.nanoseconds(fast / 4)
             let wakeAt = forecast.earliest &- min(forecast.earliest, poll + sleepOvershoot)
-            if now < wakeAt && wakeAt - now > 2 * poll { return Double(wakeAt - now) / 1e9 }
+            // Capped at the idle interval, so a slow writer's long period never delays the
+            // poller's other duties (a new store to watch, the last stream leaving) for longer
+            // than idling would.
+            if now < wakeAt && wakeAt - now > 2 * poll { return min(Double(wakeAt - now) / 1e9, schedule.idleInterval) }
             if now <= forecast.latest + poll { return fast / 4 }
             // Overdue: the writer broke its rhythm; the ordinary schedule takes over.
         }
@@ -60,7 +63,7 @@ struct PollingPlan {
     /// Sleeps for `seconds` (yields the CPU for 0), learning how much sleeps of the length the
     /// cadence uses overshoot.
     mutating func pause(_ seconds: Double) {
-        guard seconds >= 4 * schedule.fastInterval, seconds < 0.01 else {
+        guard seconds > 0, seconds >= 4 * schedule.fastInterval, seconds < 0.01 else {
             PollingPlan.pause(seconds)
             return
         }
