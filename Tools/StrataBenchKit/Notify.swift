@@ -30,7 +30,9 @@ extension Runner {
 
         let commits = o.notifyCommits
         let observer = ChildProcess(arguments: [
-            "--role", "notify-observer", "--engine", engine.rawValue, "--store", dir,
+            // `stream` observes through an engine's async change stream (a role of Strata's own).
+            "--role", o.notifySchedule == "stream" ? "notify-stream-observer" : "notify-observer",
+            "--engine", engine.rawValue, "--store", dir,
             "--notify-commits", String(commits), "--notify-idle", String(o.notifyIdle),
             "--notify-schedule", o.notifySchedule,
         ])

@@ -6,6 +6,10 @@ import Foundation
 import StrataBenchKit
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if StreamObserver.value(of: "--role", in: arguments) == StreamObserver.role {
+    do { try await StreamObserver.run(arguments: arguments) } catch { BenchMain.fatal("\(StreamObserver.role): \(error)") }
+    exit(0)
+}
 let isChildRole = arguments.contains("--role")
 let wantsTyped = arguments.contains("typed")
 let namesWorkload = arguments.contains { ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "mixed", "notify"].contains($0) }
