@@ -119,6 +119,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     /// Entries older than this many generations (and older than every live reader) are trimmed.
     static var logRetention: UInt64 { 1024 }
+    /// Trimming waits until this many generations of entries are due, so the start of the log is
+    /// rewritten once per that many commits instead of on every one (entries live at most
+    /// `logRetention + logTrimBatch` generations).
+    static var logTrimBatch: UInt64 { 64 }
+    /// At most this many entries are trimmed per commit (a log left long untrimmed, e.g. after a
+    /// bulk load, is worked off over a few commits).
+    static var logTrimLimit: Int { 16384 }
 
     private func appendLog(_ kind: ChangeKind, idBytes: [UInt8]) throws {
         let log = try writeContext.writableTree(layout.log)
@@ -140,13 +147,14 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let oldestReader = write.database.oldestReaderSnapshot ?? generation
         guard min(oldestReader, generation) > DatastoreWriter.logRetention else { return }
         let bound = min(oldestReader, generation) - DatastoreWriter.logRetention
-        var stale: [[UInt8]] = []
-        try write.scan(log) { key, _ in
-            let keyGeneration = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-            guard keyGeneration < bound, stale.count < 4096 else { return false }
-            stale.append(key.bytes)
-            return true
-        }
-        for key in stale { try write.delete(key, in: log) }
+        // Reading the first key touches no page; deleting copies the start of the log.
+        let cursor = try write.cursor(log)
+        guard try cursor.first() else { return }
+        let first = try cursor.key()
+        guard first.count >= 8 else { return }
+        let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        guard oldest < bound, bound - oldest >= DatastoreWriter.logTrimBatch else { return }
+        // Keys are (generation, sequence): every key below the 8-byte generation `bound` is older.
+        try write.deleteLeading(before: withUnsafeBytes(of: bound.bigEndian) { Array($0) }, in: log, limit: DatastoreWriter.logTrimLimit)
     }
 }
