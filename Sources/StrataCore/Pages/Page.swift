@@ -127,29 +127,29 @@ struct Page {
         // start offsets (one bit per byte of the page) finds both without sorting the nodes.
         try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: size / 64) { starts in
             starts.initialize(repeating: 0)
-            for index in 0..<count {
-                let start = try nodeOffset(index)
-                let (word, bit) = (start >> 6, UInt64(1) << UInt64(start & 63))
-                guard starts[word] & bit == 0 else { throw StrataError.corruptPage(page: number, reason: "nodes overlap") }
-                starts[word] |= bit
-            }
-            for index in 0..<count {
-                let start = try nodeOffset(index)
-                let end: Int
-                if kind == .leaf {
-                    let node = try leaf(index)
-                    end = start + node.storedSize
-                } else {
-                    end = start + PageLayout.branchNodeHeader + (try branchKey(index)).count
+            try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: max(count, 1)) { spans in
+                for index in 0..<count {
+                    let start = try nodeOffset(index)
+                    let end: Int
+                    if kind == .leaf {
+                        let node = try leaf(index)
+                        end = start + node.storedSize
+                    } else {
+                        end = start + PageLayout.branchNodeHeader + (try branchKey(index)).count
+                    }
+                    guard start >= upper, end <= size else {
+                        throw StrataError.corruptPage(page: number, reason: "node \(index) lies outside the heap \(upper)..<\(size)")
+                    }
+                    // Splits rely on every node being at most a third of a page.
+                    guard end - start + 2 <= largest else {
+                        throw StrataError.corruptPage(page: number, reason: "node \(index) is larger than any node Strata writes")
+                    }
+                    let (word, bit) = (start >> 6, UInt64(1) << UInt64(start & 63))
+                    guard starts[word] & bit == 0 else { throw StrataError.corruptPage(page: number, reason: "nodes overlap") }
+                    starts[word] |= bit
+                    spans[index] = UInt32(start) << 16 | UInt32(end) // both <= 32768
                 }
-                guard start >= upper, end <= size else {
-                    throw StrataError.corruptPage(page: number, reason: "node \(index) lies outside the heap \(upper)..<\(size)")
-                }
-                // Splits rely on every node being at most a third of a page.
-                guard end - start + 2 <= largest else {
-                    throw StrataError.corruptPage(page: number, reason: "node \(index) is larger than any node Strata writes")
-                }
-                if Page.anyBit(in: starts, from: start + 1, to: end) {
+                for span in spans[0..<count] where Page.anyBit(in: starts, from: Int(span >> 16) + 1, to: Int(span & 0xFFFF)) {
                     throw StrataError.corruptPage(page: number, reason: "nodes overlap")
                 }
             }
@@ -157,6 +157,7 @@ struct Page {
     }
 
     /// Whether any bit in `from..<to` is set.
+    @inline(__always)
     private static func anyBit(in words: UnsafeMutableBufferPointer<UInt64>, from: Int, to: Int) -> Bool {
         guard from < to else { return false }
         var word = from >> 6

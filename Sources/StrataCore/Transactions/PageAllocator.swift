@@ -127,15 +127,19 @@ extension WriteTransaction {
         guard value.count > 0, value.count % 8 == 0 else {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree record of \(value.count) bytes")
         }
-        try value.withUnsafeBytes { raw in
-            for index in 0..<(raw.count / 8) {
+        // Read into a local array first: appending to `allocator` page by page pays an exclusivity
+        // check per page.
+        let committedPageCount = allocator.committedPageCount
+        let pages = try value.withUnsafeBytes { raw in
+            try (0..<(raw.count / 8)).map { index in
                 let page = raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)
-                guard page >= PageLayout.metaPageCount, page < allocator.committedPageCount else {
+                guard page >= PageLayout.metaPageCount, page < committedPageCount else {
                     throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
                 }
-                allocator.reusable.append(page)
+                return page
             }
         }
+        allocator.reusable.append(contentsOf: pages)
         allocator.reusable.sort(by: >)
         var record = allocator.freeTree
         _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
@@ -176,7 +180,7 @@ extension WriteTransaction {
                 recordedFreed = total
                 continue
             }
-            let leftover = allocator.reusable.sorted()
+            let leftover = Array(allocator.reusable.reversed()) // ascending: `reusable` is kept descending
             if leftover != recordedReusable ?? [] || recordedReusable == nil {
                 let chunks = (leftover.count + capacity - 1) / capacity
                 for chunk in 0..<chunks {
