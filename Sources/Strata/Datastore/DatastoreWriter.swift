@@ -144,15 +144,17 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// still needs is older than the oldest reader snapshot.
     private func trimLog(_ log: Tree) throws {
         let generation = write.transactionID
-        let oldestReader = write.database.oldestReaderSnapshot ?? generation
-        guard min(oldestReader, generation) > DatastoreWriter.logRetention else { return }
-        let bound = min(oldestReader, generation) - DatastoreWriter.logRetention
         // Reading the first key touches no page; deleting copies the start of the log.
         let cursor = try write.cursor(log)
         guard try cursor.first() else { return }
         let first = try cursor.key()
         guard first.count >= 8 else { return }
         let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        // Nothing is due before this generation whatever the readers: skip scanning the reader table.
+        guard generation >= oldest &+ DatastoreWriter.logRetention &+ DatastoreWriter.logTrimBatch else { return }
+        let oldestReader = write.database.oldestReaderSnapshot ?? generation
+        guard min(oldestReader, generation) > DatastoreWriter.logRetention else { return }
+        let bound = min(oldestReader, generation) - DatastoreWriter.logRetention
         guard oldest < bound, bound - oldest >= DatastoreWriter.logTrimBatch else { return }
         // Keys are (generation, sequence): every key below the 8-byte generation `bound` is older.
         try write.deleteLeading(before: withUnsafeBytes(of: bound.bigEndian) { Array($0) }, in: log, limit: DatastoreWriter.logTrimLimit)
