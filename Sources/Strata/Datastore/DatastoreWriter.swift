@@ -63,12 +63,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         // Decoding the old instance also refuses to overwrite data written by a newer version.
         let old = try oldEnvelope.map { try decode($0) }
 
-        var changes: [(info: IndexInfo<F.Instance>, tree: Tree, removed: [[UInt8]], added: [[UInt8]])] = []
+        var changes: [IndexChange] = []
+        changes.reserveCapacity(schema.indexes.count)
         for info in schema.indexes {
             let newValues = info.definition.encodedValues(of: instance)
             let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
             let tree = try writeContext.writableTree(info.tree)
-            let added = info.isDirect ? newValues : newValues.filter { !oldValues.contains($0) }
+            let added = info.isDirect || oldValues.isEmpty ? newValues : newValues.filter { !oldValues.contains($0) }
             if info.definition.kind.isUnique {
                 for value in added where !oldValues.contains(value) {
                     if let owner = try firstIdentifier(withPrefix: value, in: tree), owner != idBytes {
@@ -76,16 +77,32 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                     }
                 }
             }
-            changes.append((info, tree, oldValues.filter { !newValues.contains($0) }, added))
+            let removed = oldValues.isEmpty ? [] : oldValues.filter { !newValues.contains($0) }
+            changes.append(IndexChange(tree: tree, isDirect: info.isDirect, removed: removed, added: added))
         }
 
         try write.put(idBytes, envelope, in: primary)
+        var key: [UInt8] = []
         for change in changes {
-            for value in change.removed { try write.delete(value + idBytes, in: change.tree) }
-            for value in change.added { try write.put(value + idBytes, change.info.isDirect ? envelope : [], in: change.tree) }
+            for value in change.removed {
+                Self.join(value, idBytes, into: &key)
+                try write.delete(key, in: change.tree)
+            }
+            for value in change.added {
+                Self.join(value, idBytes, into: &key)
+                try write.put(key, change.isDirect ? envelope : [], in: change.tree)
+            }
         }
         try appendLog(old == nil ? .created : .updated, idBytes: idBytes)
         return old
+    }
+
+    /// `key = value ++ idBytes`, reusing `key`'s storage.
+    private static func join(_ value: [UInt8], _ idBytes: [UInt8], into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        key.reserveCapacity(value.count + idBytes.count)
+        key.append(contentsOf: value)
+        key.append(contentsOf: idBytes)
     }
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
@@ -137,7 +154,11 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             raw.storeBytes(of: write.transactionID.bigEndian, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt32.self)
         }
-        try write.put(key, [kind.rawValue] + idBytes, in: log)
+        var value: [UInt8] = []
+        value.reserveCapacity(1 + idBytes.count)
+        value.append(kind.rawValue)
+        value.append(contentsOf: idBytes)
+        try write.put(key, value, in: log)
     }
 
     /// Observers hold a snapshot at the generation they have seen, so nothing a live observer
@@ -159,4 +180,14 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         // Keys are (generation, sequence): every key below the 8-byte generation `bound` is older.
         try write.deleteLeading(before: withUnsafeBytes(of: bound.bigEndian) { Array($0) }, in: log, limit: DatastoreWriter.logTrimLimit)
     }
+}
+
+/// The index entries one write removes and adds. Declared outside the generic writer on purpose:
+/// an array of tuples holding a generic `IndexInfo` (or of a type nested in the generic class)
+/// has its type metadata looked up at run time on every write.
+private struct IndexChange {
+    let tree: Tree
+    let isDirect: Bool
+    let removed: [[UInt8]]
+    let added: [[UInt8]]
 }
