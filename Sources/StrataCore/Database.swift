@@ -59,7 +59,7 @@ public final class Database: Sendable {
         }
 
         /// Takes back the buffers of a finished transaction (only single pages, only up to a limit).
-        func recycle(_ buffers: Dictionary<UInt64, PageBuffer>.Values) {
+        func recycle(_ buffers: [PageBuffer]) {
             // A ByteView handed out by the transaction may still hold one of these: it stays
             // memory-safe (the buffer lives on) but shows newer bytes, as documented.
             for buffer in buffers where buffer.pageCount == 1 && spareBuffers.count < WriterSession.spareLimit {

@@ -81,6 +81,58 @@ import Testing
             try db.read { tx throws in #expect(try tx.count(tx.tree("log")) == next - oldest) }
         }
     }
+
+    /// `deleteLeading` removes whole leaves at a time: the same log shape, trimmed in bulk (with
+    /// limits and some overflow values), must match a model and leave a clean tree.
+    @Test func deleteLeadingMatchesOneByOneDeletes() throws {
+        let seed = testSeed("deleteLeading")
+        var random = SeededGenerator(seed: seed)
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        var next = 0
+        var oldest = 0
+        let padding = String(repeating: "-", count: 120)
+        func key(_ n: Int) -> String { String(format: "%012d", n) + padding }
+        func value(_ n: Int) -> [UInt8] { [UInt8](repeating: UInt8(n % 251), count: n % 97 == 0 ? 9000 : 8 + n % 50) }
+        for round in 0..<40 {
+            try db.write { tx in
+                let t = try tx.openOrCreateTree("log")
+                for _ in 0..<Int.random(in: 100...1500, using: &random) {
+                    try tx.put(key(next), value(next), in: t)
+                    next += 1
+                }
+                guard round >= 5 else { return }
+                let target = Int.random(in: oldest...next + 10, using: &random)
+                let limit = Bool.random(using: &random) ? Int.max : Int.random(in: 0...2000, using: &random)
+                let removed = try tx.deleteLeading(before: String(format: "%012d", target), in: t, limit: limit)
+                #expect(removed == min(limit, max(0, min(target, next) - oldest)))
+                oldest += removed
+                // Nothing below the bound may remain once the limit did not stop the trim.
+                #expect(try tx.deleteLeading(before: key(oldest), in: t) == 0)
+            }
+            let report = try db.check()
+            #expect(report.isClean, "round \(round): \(report.problems.prefix(3))")
+            if !report.isClean { return }
+            try db.read { tx throws in
+                #expect(try tx.count(tx.tree("log")) == next - oldest)
+                var expected = oldest
+                try tx.scan(tx.tree("log")) { k, v in
+                    #expect(k.bytes == Array(key(expected).utf8) && v.bytes == value(expected))
+                    expected += 1
+                    return true
+                }
+                #expect(expected == next)
+            }
+        }
+        try db.write { tx in
+            let t = try tx.tree("log")
+            #expect(try tx.deleteLeading(before: [UInt8](repeating: 0xFF, count: 4), in: t) == next - oldest)
+            #expect(try tx.count(t) == 0)
+        }
+        #expect(try db.check().isClean)
+    }
 }
 
 @Suite struct SpaceReuseTests {

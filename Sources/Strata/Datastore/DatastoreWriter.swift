@@ -63,12 +63,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         // Decoding the old instance also refuses to overwrite data written by a newer version.
         let old = try oldEnvelope.map { try decode($0) }
 
-        var changes: [(info: IndexInfo<F.Instance>, tree: Tree, removed: [[UInt8]], added: [[UInt8]])] = []
+        var changes: [IndexChange] = []
+        changes.reserveCapacity(schema.indexes.count)
         for info in schema.indexes {
             let newValues = info.definition.encodedValues(of: instance)
             let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
             let tree = try writeContext.writableTree(info.tree)
-            let added = info.isDirect ? newValues : newValues.filter { !oldValues.contains($0) }
+            let added = info.isDirect || oldValues.isEmpty ? newValues : newValues.filter { !oldValues.contains($0) }
             if info.definition.kind.isUnique {
                 for value in added where !oldValues.contains(value) {
                     if let owner = try firstIdentifier(withPrefix: value, in: tree), owner != idBytes {
@@ -76,16 +77,32 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                     }
                 }
             }
-            changes.append((info, tree, oldValues.filter { !newValues.contains($0) }, added))
+            let removed = oldValues.isEmpty ? [] : oldValues.filter { !newValues.contains($0) }
+            changes.append(IndexChange(tree: tree, isDirect: info.isDirect, removed: removed, added: added))
         }
 
         try write.put(idBytes, envelope, in: primary)
+        var key: [UInt8] = []
         for change in changes {
-            for value in change.removed { try write.delete(value + idBytes, in: change.tree) }
-            for value in change.added { try write.put(value + idBytes, change.info.isDirect ? envelope : [], in: change.tree) }
+            for value in change.removed {
+                Self.join(value, idBytes, into: &key)
+                try write.delete(key, in: change.tree)
+            }
+            for value in change.added {
+                Self.join(value, idBytes, into: &key)
+                try write.put(key, change.isDirect ? envelope : [], in: change.tree)
+            }
         }
         try appendLog(old == nil ? .created : .updated, idBytes: idBytes)
         return old
+    }
+
+    /// `key = value ++ idBytes`, reusing `key`'s storage.
+    private static func join(_ value: [UInt8], _ idBytes: [UInt8], into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        key.reserveCapacity(value.count + idBytes.count)
+        key.append(contentsOf: value)
+        key.append(contentsOf: idBytes)
     }
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
@@ -119,6 +136,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     /// Entries older than this many generations (and older than every live reader) are trimmed.
     static var logRetention: UInt64 { 1024 }
+    /// Trimming waits until this many generations of entries are due, so the start of the log is
+    /// rewritten once per that many commits instead of on every one (entries live at most
+    /// `logRetention + logTrimBatch` generations).
+    static var logTrimBatch: UInt64 { 64 }
+    /// At most this many entries are trimmed per commit (a log left long untrimmed, e.g. after a
+    /// bulk load, is worked off over a few commits).
+    static var logTrimLimit: Int { 16384 }
 
     private func appendLog(_ kind: ChangeKind, idBytes: [UInt8]) throws {
         let log = try writeContext.writableTree(layout.log)
@@ -130,23 +154,40 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             raw.storeBytes(of: write.transactionID.bigEndian, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt32.self)
         }
-        try write.put(key, [kind.rawValue] + idBytes, in: log)
+        var value: [UInt8] = []
+        value.reserveCapacity(1 + idBytes.count)
+        value.append(kind.rawValue)
+        value.append(contentsOf: idBytes)
+        try write.put(key, value, in: log)
     }
 
     /// Observers hold a snapshot at the generation they have seen, so nothing a live observer
     /// still needs is older than the oldest reader snapshot.
     private func trimLog(_ log: Tree) throws {
         let generation = write.transactionID
+        // Reading the first key touches no page; deleting copies the start of the log.
+        let cursor = try write.cursor(log)
+        guard try cursor.first() else { return }
+        let first = try cursor.key()
+        guard first.count >= 8 else { return }
+        let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        // Nothing is due before this generation whatever the readers: skip scanning the reader table.
+        guard generation >= oldest &+ DatastoreWriter.logRetention &+ DatastoreWriter.logTrimBatch else { return }
         let oldestReader = write.database.oldestReaderSnapshot ?? generation
         guard min(oldestReader, generation) > DatastoreWriter.logRetention else { return }
         let bound = min(oldestReader, generation) - DatastoreWriter.logRetention
-        var stale: [[UInt8]] = []
-        try write.scan(log) { key, _ in
-            let keyGeneration = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-            guard keyGeneration < bound, stale.count < 4096 else { return false }
-            stale.append(key.bytes)
-            return true
-        }
-        for key in stale { try write.delete(key, in: log) }
+        guard oldest < bound, bound - oldest >= DatastoreWriter.logTrimBatch else { return }
+        // Keys are (generation, sequence): every key below the 8-byte generation `bound` is older.
+        try write.deleteLeading(before: withUnsafeBytes(of: bound.bigEndian) { Array($0) }, in: log, limit: DatastoreWriter.logTrimLimit)
     }
+}
+
+/// The index entries one write removes and adds. Declared outside the generic writer on purpose:
+/// an array of tuples holding a generic `IndexInfo` (or of a type nested in the generic class)
+/// has its type metadata looked up at run time on every write.
+private struct IndexChange {
+    let tree: Tree
+    let isDirect: Bool
+    let removed: [[UInt8]]
+    let added: [[UInt8]]
 }

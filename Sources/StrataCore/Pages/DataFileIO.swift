@@ -18,35 +18,61 @@ public protocol DataFileIO: AnyObject, Sendable {
 }
 
 extension PosixFile: DataFileIO {
+    /// The most one write call covers, and the file-offset boundary no call crosses. The page cache
+    /// sizes the folio it creates for a range by the write that first fills it, and every later write
+    /// into a folio pays for the whole folio (ext4 walks all of its blocks): a commit of many pages
+    /// written in one call would make each later single-page commit to that range several times
+    /// slower (measured: 4 KiB writes into 1 MiB folios ~7 us, into 64 KiB folios ~2.4 us). Bulk
+    /// writes cost about the same in 64 KiB calls as in larger ones.
+    static let writeSpan: UInt64 = 64 * 1024
+
     @_spi(Testing) public func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
-        if buffers.count == 1 { return try write(buffers[0], at: offset) }
+        // Buffers are cut at every multiple of `writeSpan` in the file; each piece between two
+        // boundaries goes out in one pwritev (at most IOV_MAX buffers per call).
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(16)
         var position = offset
-        var index = 0
-        // pwritev takes at most IOV_MAX (1024) buffers and may write short; finish with pwrite.
-        while index < buffers.count {
-            let batch = Array(buffers[index..<min(buffers.count, index + 1024)])
-            let total = batch.reduce(0) { $0 + $1.count }
-            var vectors = batch.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-            var written = -1
-            while true {
-                written = pwritev(descriptor, &vectors, Int32(vectors.count), off_t(position))
-                if written < 0 && errno == EINTR { continue }
-                break
-            }
-            if written < 0 { throw PosixFile.error("pwritev", path) }
-            if written < total {
-                // Short write: write the remainder buffer by buffer.
-                var skip = written
-                for buffer in batch {
-                    if skip >= buffer.count { skip -= buffer.count; continue }
-                    let rest = UnsafeRawBufferPointer(rebasing: buffer[skip...])
-                    try write(rest, at: position + UInt64(written))
-                    written += rest.count
-                    skip = 0
+        var pieceStart = offset
+        for buffer in buffers {
+            var rest = buffer
+            while !rest.isEmpty {
+                let boundary = (position / PosixFile.writeSpan + 1) * PosixFile.writeSpan
+                let take = Int(min(UInt64(rest.count), boundary - position))
+                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: rest.baseAddress), iov_len: take))
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                position += UInt64(take)
+                if position == boundary || vectors.count == 1024 {
+                    try writeVectors(&vectors, at: pieceStart)
+                    vectors.removeAll(keepingCapacity: true)
+                    pieceStart = position
                 }
             }
-            position += UInt64(total)
-            index += batch.count
+        }
+        if !vectors.isEmpty { try writeVectors(&vectors, at: pieceStart) }
+    }
+
+    /// Writes `vectors` back to back at `offset`; a short write is finished buffer by buffer.
+    private func writeVectors(_ vectors: inout [iovec], at offset: UInt64) throws {
+        if vectors.count == 1 {
+            return try write(UnsafeRawBufferPointer(start: vectors[0].iov_base, count: vectors[0].iov_len), at: offset)
+        }
+        let total = vectors.reduce(0) { $0 + $1.iov_len }
+        var written = -1
+        while true {
+            written = pwritev(descriptor, &vectors, Int32(vectors.count), off_t(offset))
+            if written < 0 && errno == EINTR { continue }
+            break
+        }
+        if written < 0 { throw PosixFile.error("pwritev", path) }
+        guard written < total else { return }
+        var skip = written
+        var position = offset + UInt64(written)
+        for vector in vectors {
+            if skip >= vector.iov_len { skip -= vector.iov_len; continue }
+            let rest = UnsafeRawBufferPointer(start: vector.iov_base! + skip, count: vector.iov_len - skip)
+            try write(rest, at: position)
+            position += UInt64(rest.count)
+            skip = 0
         }
     }
 }

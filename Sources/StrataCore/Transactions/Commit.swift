@@ -42,7 +42,7 @@ extension WriteTransaction {
 extension Database {
     /// Steps 3-7 of a commit. If any step fails the store stays at its previous generation: the
     /// meta is written only after the pages it names, and readers only follow a published meta.
-    func persist(dirty: [UInt64: PageBuffer], meta proposed: MetaPage, session: WriterSession) throws {
+    func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         let needed = meta.pageCount * UInt64(pageSize)

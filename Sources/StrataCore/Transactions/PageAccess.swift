@@ -10,7 +10,7 @@ final class PageAccess {
     /// Keeps the mapping alive for `ByteView`s.
     let mapping: FileMapping
     /// Dirty pages of a write transaction, keyed by page number.
-    var dirty: [UInt64: PageBuffer] = [:]
+    var dirty = DirtyPages()
     let isWritable: Bool
     let verifiesChecksums: Bool
     /// Incremented by every modification; cursors compare it to detect that their pages moved.

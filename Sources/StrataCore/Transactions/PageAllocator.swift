@@ -6,8 +6,10 @@
 /// `reuseLimit = min(committed generation, oldest live reader snapshot)`. Keeping pages freed by the
 /// last committed transaction out of reach (strictly less than the committed generation) means the
 /// previous meta's tree also stays intact, so falling back to it after a torn meta is always safe.
-/// `freedBy == 0` marks pages that were already reusable when they were recorded (left over from a
-/// loaded record), reusable by the next transaction.
+/// Pages that were already reusable when they were recorded (left over from a loaded record) are
+/// recorded as freed by `reuseLimit - 1` of the transaction that recorded them (older stores used
+/// 0): any later transaction may take them, since a reader that could still see them would have had
+/// to pin a snapshot before that limit. Records are taken newest first (see `loadFreeRecord`).
 struct PageAllocator {
     var nextPage: UInt64
     let committedPageCount: UInt64
@@ -98,13 +100,17 @@ extension WriteTransaction {
         return nil
     }
 
-    /// Moves the oldest reusable free-tree record into `reusable`. Returns false if none qualifies.
+    /// Moves the newest reusable free-tree record into `reusable`. Returns false if none qualifies.
     private func loadFreeRecord() throws -> Bool {
         guard !allocator.isLoadingRecord, !allocator.freeTreeExhausted, allocator.freeTree.root != 0 else { return false }
         allocator.isLoadingRecord = true
         defer { allocator.isLoadingRecord = false }
+        // The newest record that qualifies: reuse is LIFO, so a commit's free-tree edits (the
+        // records it loads, the one it adds, its leftovers) all fall in the tree's last leaf
+        // instead of touching both ends, and the pages reused are the recently written ones.
         let cursor = Cursor(access: access, record: allocator.freeTree)
-        guard try cursor.first() else {
+        guard allocator.reuseLimit > 0,
+              try cursor.seekLast(atOrBefore: PageAllocator.key(freedBy: allocator.reuseLimit - 1, writer: .max, chunk: .max)) else {
             allocator.freeTreeExhausted = true
             return false
         }
@@ -121,15 +127,19 @@ extension WriteTransaction {
         guard value.count > 0, value.count % 8 == 0 else {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree record of \(value.count) bytes")
         }
-        try value.withUnsafeBytes { raw in
-            for index in 0..<(raw.count / 8) {
+        // Read into a local array first: appending to `allocator` page by page pays an exclusivity
+        // check per page.
+        let committedPageCount = allocator.committedPageCount
+        let pages = try value.withUnsafeBytes { raw in
+            try (0..<(raw.count / 8)).map { index in
                 let page = raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)
-                guard page >= PageLayout.metaPageCount, page < allocator.committedPageCount else {
+                guard page >= PageLayout.metaPageCount, page < committedPageCount else {
                     throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
                 }
-                allocator.reusable.append(page)
+                return page
             }
         }
+        allocator.reusable.append(contentsOf: pages)
         allocator.reusable.sort(by: >)
         var record = allocator.freeTree
         _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
@@ -155,6 +165,10 @@ extension WriteTransaction {
         var recordedFreed = 0
         var recordedReusable: [UInt64]?
         var reusableChunks = 0
+        // Leftover pages are reusable now and stay so: recorded just below this transaction's
+        // limit, they sort next to its own record at the end of the tree (0 when nothing was
+        // reusable: pages this transaction allocated and freed again).
+        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
         for _ in 0..<10_000 {
             if allocator.freed.count != recordedFreed {
                 let total = allocator.freed.count
@@ -166,15 +180,15 @@ extension WriteTransaction {
                 recordedFreed = total
                 continue
             }
-            let leftover = allocator.reusable.sorted()
+            let leftover = Array(allocator.reusable.reversed()) // ascending: `reusable` is kept descending
             if leftover != recordedReusable ?? [] || recordedReusable == nil {
                 let chunks = (leftover.count + capacity - 1) / capacity
                 for chunk in 0..<chunks {
                     let slice = Array(leftover[(chunk * capacity)..<min(leftover.count, (chunk + 1) * capacity)])
-                    try putFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(chunk)), pages: slice)
+                    try putFreeRecord(key: PageAllocator.key(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(chunk)), pages: slice)
                 }
                 for stale in chunks..<max(chunks, reusableChunks) {
-                    try deleteFreeRecord(key: PageAllocator.key(freedBy: 0, writer: transactionID, chunk: UInt32(stale)))
+                    try deleteFreeRecord(key: PageAllocator.key(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(stale)))
                 }
                 reusableChunks = chunks
                 recordedReusable = leftover

@@ -135,6 +135,22 @@ public final class WriteTransaction: Transaction {
         return removed
     }
 
+    /// Deletes the entries whose keys sort before `bound` (at most `limit`, the first ones);
+    /// returns how many. Much cheaper than deleting them one by one (one descent per leaf): for
+    /// trimming the old end of a log or a queue.
+    @discardableResult
+    public func deleteLeading(before bound: some BytesConvertible, in tree: Tree, limit: Int = .max) throws -> Int {
+        let index = try state(of: tree)
+        var record = trees[index].record
+        defer { trees[index].record = record }
+        let removed = try modifying { try bound.withBytes { try removeLeading(from: &record, below: $0, limit: limit) } }
+        if removed > 0 {
+            record.lastModified = transactionID
+            trees[index].isDirty = true
+        }
+        return removed
+    }
+
     /// Discards every change and lets the next writer in. Called automatically when the write
     /// block throws, and by deinit if neither `commit()` nor `abort()` was called.
     public func abort() {

@@ -23,6 +23,38 @@ extension WriteTransaction {
         return true
     }
 
+    /// Removes the entries with keys below `bound`, from the first on, at most `limit` of them;
+    /// returns how many. One descent and one rebalance per leaf rather than per key: trimming the
+    /// start of a log of thousands of entries costs a few dozen leaf edits.
+    func removeLeading(from record: inout TreeRecord, below bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
+        try checkActive()
+        var removed = 0
+        while removed < limit, record.root != 0 {
+            // Look before touching: a tree that starts at or after `bound` copies no pages.
+            let cursor = Cursor(access: access, record: record)
+            guard try cursor.first() else { break }
+            let first = Array(try cursor.currentKeyBytes())
+            guard first.withUnsafeBytes({ compareKeys($0, bound) }) < 0 else { break }
+            access.modificationCount += 1
+            let (path, leaf) = try first.withUnsafeBytes { try touchPath(&record, key: $0) }
+            let page = try leaf.page()
+            var count = 0
+            while count < page.count, count < limit - removed, compareKeys(try page.leafKey(count), bound) < 0 {
+                let node = try page.leaf(count)
+                if node.isOverflow { freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
+                count += 1
+            }
+            guard count > 0 else {
+                throw StrataError.corruptPage(page: leaf.number, reason: "the first leaf does not start with the tree's first key")
+            }
+            for _ in 0..<count { leaf.removeNode(at: 0) }
+            record.entries &-= UInt64(count)
+            removed += count
+            try rebalance(after: path, current: leaf, record: &record)
+        }
+        return removed
+    }
+
     private func rebalance(after path: [PathEntry], current start: PageBuffer, record: inout TreeRecord) throws {
         var current = start
         var level = path.count

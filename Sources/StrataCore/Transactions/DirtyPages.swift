@@ -1,0 +1,104 @@
+/// The dirty pages of a write transaction, by page number.
+///
+/// Every page access of a write transaction looks here first, so this is a small open-addressing
+/// table (linear probing, at most half full) with a multiplicative hash instead of a `Dictionary`,
+/// whose per-lookup SipHash was a visible share of small commits. Empty slots hold `empty`, which
+/// is no page number (page numbers stay below 2^40).
+struct DirtyPages {
+    private static let empty = UInt64.max
+    private var keys: [UInt64]
+    private var buffers: [PageBuffer?]
+    private(set) var count = 0
+
+    init() {
+        keys = Array(repeating: DirtyPages.empty, count: 32)
+        buffers = Array(repeating: nil, count: 32)
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Every dirty buffer, in no particular order.
+    var values: [PageBuffer] { buffers.compactMap { $0 } }
+
+    @inline(__always)
+    private static func home(of key: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+    }
+
+    /// The slot holding `key`, if any.
+    @inline(__always)
+    private func slot(of key: UInt64) -> Int? {
+        let mask = keys.count - 1
+        var index = DirtyPages.home(of: key, mask: mask)
+        while true {
+            let stored = keys[index]
+            if stored == key { return index }
+            if stored == DirtyPages.empty { return nil }
+            index = (index + 1) & mask
+        }
+    }
+
+    subscript(number: UInt64) -> PageBuffer? {
+        @inline(__always) get { slot(of: number).flatMap { buffers[$0] } }
+        set {
+            if let newValue { insert(newValue, at: number) } else { _ = removeValue(forKey: number) }
+        }
+    }
+
+    private mutating func insert(_ buffer: PageBuffer, at key: UInt64) {
+        precondition(key != DirtyPages.empty, "not a page number")
+        if let index = slot(of: key) {
+            buffers[index] = buffer
+            return
+        }
+        if (count + 1) * 2 > keys.count { grow() }
+        let mask = keys.count - 1
+        var index = DirtyPages.home(of: key, mask: mask)
+        while keys[index] != DirtyPages.empty { index = (index + 1) & mask }
+        keys[index] = key
+        buffers[index] = buffer
+        count += 1
+    }
+
+    private mutating func grow() {
+        let oldKeys = keys
+        let oldBuffers = buffers
+        keys = Array(repeating: DirtyPages.empty, count: oldKeys.count * 2)
+        buffers = Array(repeating: nil, count: oldKeys.count * 2)
+        count = 0
+        for index in oldKeys.indices where oldKeys[index] != DirtyPages.empty {
+            insert(oldBuffers[index]!, at: oldKeys[index])
+        }
+    }
+
+    /// Removes `key`; returns its buffer if it was there. Later entries of the probe run move back
+    /// into the hole, so lookups never need tombstones.
+    @discardableResult
+    mutating func removeValue(forKey key: UInt64) -> PageBuffer? {
+        guard var hole = slot(of: key) else { return nil }
+        let removed = buffers[hole]
+        let mask = keys.count - 1
+        var next = hole
+        while true {
+            next = (next + 1) & mask
+            let moving = keys[next]
+            if moving == DirtyPages.empty { break }
+            let home = DirtyPages.home(of: moving, mask: mask)
+            // `moving` may fill the hole unless its home lies cyclically in (hole, next].
+            let homeInRange = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next)
+            if !homeInRange {
+                keys[hole] = moving
+                buffers[hole] = buffers[next]
+                hole = next
+            }
+        }
+        keys[hole] = DirtyPages.empty
+        buffers[hole] = nil
+        count -= 1
+        return removed
+    }
+
+    mutating func removeAll() {
+        self = DirtyPages()
+    }
+}

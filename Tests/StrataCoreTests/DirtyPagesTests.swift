@@ -1,0 +1,37 @@
+import Testing
+import StrataTestFixtures
+@testable import StrataCore
+
+/// The write transaction's page table against a `Dictionary` model: inserts, replacements and
+/// removals over a small key range (long probe runs, wrap-around, removals inside runs, growth).
+@Suite struct DirtyPagesTests {
+    @Test func matchesADictionary() {
+        var random = SeededGenerator(seed: testSeed("dirtyPages"))
+        var table = DirtyPages()
+        var model: [UInt64: PageBuffer] = [:]
+        let buffers = (0..<8).map { PageBuffer(pageSize: 4096, number: UInt64($0)) }
+        for step in 0..<200_000 {
+            // Few distinct keys early (dense runs), a wider range later (growth).
+            let range: UInt64 = step < 100_000 ? 96 : 5_000
+            let key = UInt64.random(in: 2..<range, using: &random) * (Bool.random(using: &random) ? 1 : 1 << 20)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                let buffer = buffers[Int.random(in: 0..<buffers.count, using: &random)]
+                table[key] = buffer
+                model[key] = buffer
+            case 4..<7:
+                #expect(table.removeValue(forKey: key) === model.removeValue(forKey: key))
+            default:
+                #expect(table[key] === model[key])
+            }
+            if step % 10_000 == 0 || table.count != model.count {
+                #expect(table.count == model.count)
+                for (key, buffer) in model { #expect(table[key] === buffer) }
+                #expect(table.values.count == model.count)
+                if table.count != model.count { return }
+            }
+        }
+        table.removeAll()
+        #expect(table.isEmpty && table[2] == nil)
+    }
+}
