@@ -26,6 +26,8 @@ public final class Database: Sendable {
     let lockFile: LockFile
     let readers: ReaderTable
     let writer: WriterSession?
+    /// The newest generation's validated meta and catalog lookups, shared by read transactions.
+    let snapshots = SnapshotCache()
     private let closed = Atomic<Bool>(false)
 
     /// State only the write path touches, always under `lock`.
@@ -236,10 +238,16 @@ public final class Database: Sendable {
                 let generation = lockFile.generation.pointee.load(ordering: .acquiring)
                 readers.publish(slot: slot, generation: generation, pageCount: 0)
                 if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
+                    // Already validated by an earlier transaction of this generation (see `SnapshotCache`).
+                    if let meta = snapshots.meta(generation: generation) {
+                        readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
+                        return meta
+                    }
                     // The writer may be rewriting the other meta, never this one: copy, then validate.
                     memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
                     if case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
                        meta.transactionID == generation {
+                        snapshots.remember(meta)
                         readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
                         return meta
                     }

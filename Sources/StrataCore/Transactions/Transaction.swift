@@ -65,15 +65,30 @@ public class Transaction {
         if let index = openedTreeIndex(name) {
             return trees[index].isDropped ? nil : Tree(name: name, index: index, transactionSerial: serial)
         }
-        guard let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) else { return nil }
-        guard bytes.count == TreeRecord.encodedSize else {
-            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(bytes.count) bytes")
-        }
-        let record = bytes.withUnsafeBytes { TreeRecord(decoding: $0.baseAddress!) }
-        if let problem = record.validate(pageCount: UInt64.max >> 16) {
-            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)': \(problem)")
-        }
+        guard let record = try catalogRecord(named: name) else { return nil }
         return register(TreeState(name: name, record: record))
+    }
+
+    /// The validated catalog entry `name`. A read transaction's catalog is its generation's, so
+    /// the lookup is shared with the other read transactions of that generation (`SnapshotCache`).
+    private func catalogRecord(named name: String) throws -> TreeRecord? {
+        let shared = !access.isWritable
+        if shared, let cached = database.snapshots.tree(named: name, generation: generation) { return cached.record }
+        let record: TreeRecord?
+        if let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) {
+            guard bytes.count == TreeRecord.encodedSize else {
+                throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(bytes.count) bytes")
+            }
+            let decoded = bytes.withUnsafeBytes { TreeRecord(decoding: $0.baseAddress!) }
+            if let problem = decoded.validate(pageCount: UInt64.max >> 16) {
+                throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)': \(problem)")
+            }
+            record = decoded
+        } else {
+            record = nil
+        }
+        if shared { database.snapshots.remember(tree: record, named: name, generation: generation) }
+        return record
     }
 
     /// Opens the tree called `name`; throws `treeNotFound` if there is none.
