@@ -15,7 +15,7 @@ public class DatastoreReader<F: DatastoreFormat> {
     var layout: DatastoreLayout { schema.layout }
 
     func decode(_ envelope: ByteView) throws -> F.Instance {
-        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self) }
+        try schema.decode(envelope)
     }
 
     /// Number of instances (no decoding).
@@ -102,21 +102,21 @@ public class DatastoreReader<F: DatastoreFormat> {
                 stopped = try !body(try decode(value))
                 return
             }
-            let idBytes = try identifierBytes(inIndexKey: key, valueType: valueType)
-            guard let primary, let envelope = try transaction.get(idBytes, in: primary) else {
+            let envelope = try key.withUnsafeBytes { key in
+                try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType), in: $0) }
+            }
+            guard let envelope else {
                 throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
             }
             stopped = try !body(try decode(envelope))
         }
     }
 
-    /// The identifier part of an index key: what follows the (self-delimiting) value.
-    func identifierBytes<Value: OrderedKey>(inIndexKey key: ByteView, valueType: Value.Type) throws -> [UInt8] {
-        try key.withUnsafeBytes { raw in
-            var reader = OrderedKeyReader(raw)
-            _ = try reader.read(Value.self)
-            return Array(raw[reader.offset...])
-        }
+    /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
+    static func identifierBytes<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> UnsafeRawBufferPointer {
+        var reader = OrderedKeyReader(key)
+        try Value.skipOrderedKey(in: &reader)
+        return UnsafeRawBufferPointer(rebasing: key[reader.offset...])
     }
 
     /// Visits keys of `tree` in `range`; a missing tree is empty.

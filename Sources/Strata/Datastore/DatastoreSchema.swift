@@ -8,6 +8,8 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let format: F
     let layout: DatastoreLayout
     let indexes: [IndexInfo<F.Instance>]
+    /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
+    let currentEnvelopePrefix: [UInt8]
     private let indexByDefinition: [ObjectIdentifier: IndexInfo<F.Instance>]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
     let staleIndexes: Mutex<Set<String>>
@@ -18,6 +20,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         format = F()
         layout = DatastoreLayout(name: F.name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
+        currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
@@ -38,6 +41,11 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
             throw DatastoreError.indexNotBuilt(datastore: F.name, index: info.name)
         }
         return info
+    }
+
+    /// Decodes a stored envelope of this datastore (migrating older versions).
+    func decode(_ envelope: ByteView) throws -> F.Instance {
+        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
     }
 
     static var descriptorKey: String { "descriptor" }
