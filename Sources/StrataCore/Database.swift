@@ -230,7 +230,7 @@ public final class Database: Sendable {
     }
 
     /// Registers `slot` on the current generation and returns that generation's meta.
-    private func snapshotMeta(slot: Int) throws -> MetaPage {
+    func snapshotMeta(slot: Int) throws -> MetaPage {
         let metaBase = try mapping.base(covering: 2 * pageSize)
         return try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
             var attempts = 0

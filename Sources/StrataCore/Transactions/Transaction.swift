@@ -74,19 +74,7 @@ public class Transaction {
     private func catalogRecord(named name: String) throws -> TreeRecord? {
         let shared = !access.isWritable
         if shared, let cached = database.snapshots.tree(named: name, generation: generation) { return cached.record }
-        let record: TreeRecord?
-        if let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) {
-            guard bytes.count == TreeRecord.encodedSize else {
-                throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(bytes.count) bytes")
-            }
-            let decoded = bytes.withUnsafeBytes { TreeRecord(decoding: $0.baseAddress!) }
-            if let problem = decoded.validate(pageCount: UInt64.max >> 16) {
-                throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)': \(problem)")
-            }
-            record = decoded
-        } else {
-            record = nil
-        }
+        let record = try access.catalogEntry(named: name, in: catalog)
         if shared { database.snapshots.remember(tree: record, named: name, generation: generation) }
         return record
     }
@@ -159,26 +147,8 @@ public class Transaction {
         if reverse { try scan.backward(body) } else { try scan.forward(body) }
     }
 
-    /// Point lookup without a cursor: descend from the root, checking depth at every level.
+    /// Point lookup without a cursor (see `PageAccess.lookup`).
     func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
-        var number = record.root
-        guard number != 0 else { return nil }
-        var level = 1
-        while true {
-            let page = try access.page(number)
-            let (index, exact) = try page.search(key)
-            if page.isLeaf {
-                guard level == record.depth else {
-                    throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
-                }
-                guard exact else { return nil }
-                return try access.value(of: try page.leaf(index), in: page)
-            }
-            guard level < record.depth else {
-                throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
-            }
-            number = try page.child(index)
-            level += 1
-        }
+        try access.lookup(in: record, key: key)
     }
 }
