@@ -46,7 +46,8 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         // One lookup: a snapshot without the transaction and context objects of `store.read`.
         let key = id.orderedKeyBytes
         return try store.database.withSnapshot { snapshot in
-            try snapshot.get(key, inTree: schema.layout.primary).map { try schema.decode($0) }
+            guard let envelope = try snapshot.get(key, inTree: schema.layout.primary) else { return nil }
+            return try schema.decode(envelope)
         }
     }
 
