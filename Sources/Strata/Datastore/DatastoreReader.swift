@@ -84,32 +84,46 @@ public class DatastoreReader<F: DatastoreFormat> {
         return total
     }
 
+    /// Two passes: the index entries in range are collected first (views into the snapshot, no
+    /// decoding), then each instance is looked up and decoded straight into the result's storage.
+    /// One tight loop per row instead of nested per-row closures and generic appends.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
-        var results: [F.Instance] = []
-        try forEachIndexed(info, range, valueType: valueType, order: order, limit: limit) { results.append($0); return true }
-        return results
+        var entries: [(key: ByteView, value: ByteView)] = []
+        try scan(info.tree, range, order: order, limit: limit) { key, value in entries.append((key, value)) }
+        let primary = info.isDirect ? nil : try context.tree(layout.primary)
+        return try Array(unsafeUninitializedCapacity: entries.count) { storage, initialized in
+            for entry in entries {
+                let envelope = try self.envelope(ofIndexEntry: entry.key, value: entry.value, info, primary: primary, valueType: valueType)
+                (storage.baseAddress! + initialized).initialize(to: try decode(envelope))
+                initialized += 1
+            }
+        }
     }
 
     /// Decodes each instance an index range reaches, in index order, until `body` returns false.
     func forEachIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                            limit: Int?, _ body: (F.Instance) throws -> Bool) throws {
-        let primary = try context.tree(layout.primary)
+        let primary = info.isDirect ? nil : try context.tree(layout.primary)
         var stopped = false
         try scan(info.tree, range, order: order, limit: limit) { key, value in
             guard !stopped else { return }
-            if info.isDirect {
-                stopped = try !body(try decode(value))
-                return
-            }
-            let envelope = try key.withUnsafeBytes { key in
-                try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType), in: $0) }
-            }
-            guard let envelope else {
-                throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
-            }
-            stopped = try !body(try decode(envelope))
+            stopped = try !body(try decode(try envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: valueType)))
         }
+    }
+
+    /// The stored instance an index entry stands for: its value (direct index) or the primary
+    /// entry of the identifier that ends its key (reference index).
+    private func envelope<Value: OrderedKey>(ofIndexEntry key: ByteView, value: ByteView, _ info: IndexInfo<F.Instance>, primary: Tree?,
+                                             valueType: Value.Type) throws -> ByteView {
+        if info.isDirect { return value }
+        let envelope = try key.withUnsafeBytes { key in
+            try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType), in: $0) }
+        }
+        guard let envelope else {
+            throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+        }
+        return envelope
     }
 
     /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
