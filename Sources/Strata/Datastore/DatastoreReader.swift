@@ -85,16 +85,31 @@ public class DatastoreReader<F: DatastoreFormat> {
     }
 
     /// Two passes: the index entries in range are collected first (views into the snapshot, no
-    /// decoding), then each instance is looked up and decoded straight into the result's storage.
-    /// One tight loop per row instead of nested per-row closures and generic appends.
+    /// decoding), then the instances are looked up together (`Transaction.get(_:in:)` for many
+    /// keys overlaps their cache misses) and decoded straight into the result's storage.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
-        var entries: [(key: ByteView, value: ByteView)] = []
-        try scan(info.tree, range, order: order, limit: limit) { key, value in entries.append((key, value)) }
-        let primary = info.isDirect ? nil : try context.tree(layout.primary)
-        return try Array(unsafeUninitializedCapacity: entries.count) { storage, initialized in
-            for entry in entries {
-                let envelope = try self.envelope(ofIndexEntry: entry.key, value: entry.value, info, primary: primary, valueType: valueType)
+        var views: [ByteView] = []
+        try scan(info.tree, range, order: order, limit: limit) { key, value in
+            if info.isDirect {
+                views.append(value)
+            } else {
+                views.append(key.subview(from: try key.withUnsafeBytes { try Self.identifierOffset(inIndexKey: $0, valueType: valueType) }))
+            }
+        }
+        let envelopes: [ByteView?]
+        if info.isDirect || views.isEmpty {
+            envelopes = views
+        } else if let primary = try context.tree(layout.primary) {
+            envelopes = try transaction.get(views, in: primary)
+        } else {
+            envelopes = []
+        }
+        return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
+            for index in views.indices {
+                guard index < envelopes.count, let envelope = envelopes[index] else {
+                    throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+                }
                 (storage.baseAddress! + initialized).initialize(to: try decode(envelope))
                 initialized += 1
             }
@@ -128,9 +143,14 @@ public class DatastoreReader<F: DatastoreFormat> {
 
     /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
     static func identifierBytes<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: key[try identifierOffset(inIndexKey: key, valueType: valueType)...])
+    }
+
+    /// Where the identifier starts in an index key.
+    static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> Int {
         var reader = OrderedKeyReader(key)
         try Value.skipOrderedKey(in: &reader)
-        return UnsafeRawBufferPointer(rebasing: key[reader.offset...])
+        return reader.offset
     }
 
     /// Visits keys of `tree` in `range`; a missing tree is empty.

@@ -36,3 +36,54 @@ extension PageAccess {
         }
     }
 }
+
+extension PageAccess {
+    /// Point lookups of many keys in one tree, level by level: once a key's child page is known,
+    /// its lines are prefetched, and the key is searched there only after the other keys of the
+    /// batch have taken their step. The misses of different keys overlap instead of queueing one
+    /// behind another. Same checks and results as `lookup` for each key.
+    func lookup(in record: TreeRecord, keys: [ByteView]) throws -> [ByteView?] {
+        var results = [ByteView?](repeating: nil, count: keys.count)
+        guard record.root != 0 else { return results }
+        var pages = [UInt64](repeating: record.root, count: keys.count)
+        // Batches of a few dozen: enough misses in flight, and their pages stay in the cache.
+        for start in stride(from: 0, to: keys.count, by: PageAccess.lookupBatchSize) {
+            try lookup(in: record, keys: keys, range: start..<min(keys.count, start + PageAccess.lookupBatchSize), pages: &pages, into: &results)
+        }
+        return results
+    }
+
+    static let lookupBatchSize = 32
+
+    /// One batch: `pages[slot]` holds the page each key of `range` is at (the root initially).
+    private func lookup(in record: TreeRecord, keys: [ByteView], range: Range<Int>, pages: inout [UInt64],
+                        into results: inout [ByteView?]) throws {
+        var pending = Array(range)
+        var level = 1
+        while !pending.isEmpty {
+            var next: [Int] = []
+            next.reserveCapacity(pending.count)
+            for slot in pending {
+                let number = pages[slot]
+                let page = try self.page(number)
+                let (index, exact) = try keys[slot].withUnsafeBytes { try page.search($0) }
+                if page.isLeaf {
+                    guard level == record.depth else {
+                        throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
+                    }
+                    if exact { results[slot] = try value(of: try page.leaf(index), in: page) }
+                    continue
+                }
+                guard level < record.depth else {
+                    throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
+                }
+                let child = try page.child(index)
+                pages[slot] = child
+                prefetch(child)
+                next.append(slot)
+            }
+            pending = next
+            level += 1
+        }
+    }
+}
