@@ -33,6 +33,9 @@ extension PageAccess {
             }
             number = try page.child(index)
             level += 1
+            // The leaf is where the misses are: ask for all its lines at once, so the binary
+            // search's probes find them arriving instead of fetching one per probe.
+            if level == record.depth { prefetch(number) }
         }
     }
 }
