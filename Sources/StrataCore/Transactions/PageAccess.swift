@@ -47,7 +47,16 @@ final class PageAccess {
     func prefetch(_ number: UInt64) {
         guard number >= PageLayout.metaPageCount, number < committedPageCount, !(isWritable && dirty[number] != nil) else { return }
         let address = base + Int(number) * pageSize
-        for line in stride(from: 0, to: pageSize, by: 64) { strata_prefetch(address + line) }
+        // Four lines per step (page sizes are powers of two >= 4096): `stride` cost several
+        // instructions per line here.
+        var line = 0
+        while line < pageSize {
+            strata_prefetch(address + line)
+            strata_prefetch(address + (line &+ 64))
+            strata_prefetch(address + (line &+ 128))
+            strata_prefetch(address + (line &+ 192))
+            line &+= 256
+        }
     }
 
     private func verifyChecksum(_ address: UnsafeRawPointer, pages: Int, number: UInt64) throws {
