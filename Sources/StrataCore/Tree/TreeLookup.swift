@@ -82,7 +82,7 @@ extension PageAccess {
                 }
                 let child = try page.child(index)
                 pages[slot] = child
-                prefetch(child)
+                if level + 1 == record.depth { prefetch(child) }
                 next.append(slot)
             }
             pending = next
