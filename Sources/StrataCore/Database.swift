@@ -26,6 +26,8 @@ public final class Database: Sendable {
     let lockFile: LockFile
     let readers: ReaderTable
     let writer: WriterSession?
+    /// The newest generation's validated meta and catalog lookups, shared by read transactions.
+    let snapshots = SnapshotCache()
     private let closed = Atomic<Bool>(false)
 
     /// State only the write path touches, always under `lock`.
@@ -228,28 +230,37 @@ public final class Database: Sendable {
     }
 
     /// Registers `slot` on the current generation and returns that generation's meta.
-    private func snapshotMeta(slot: Int) throws -> MetaPage {
-        let metaBase = try mapping.base(covering: 2 * pageSize)
-        return try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
-            var attempts = 0
-            while true {
-                let generation = lockFile.generation.pointee.load(ordering: .acquiring)
-                readers.publish(slot: slot, generation: generation, pageCount: 0)
-                if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
-                    // The writer may be rewriting the other meta, never this one: copy, then validate.
-                    memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
-                    if case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
-                       meta.transactionID == generation {
-                        readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
-                        return meta
-                    }
-                }
-                attempts += 1
-                if attempts > 100 { sched_yield() }
-                if attempts > 20_000 {
-                    throw StrataError.corruptMeta(path: path, reason: "the meta of published generation \(generation) does not validate")
+    func snapshotMeta(slot: Int) throws -> MetaPage {
+        var attempts = 0
+        while true {
+            let generation = lockFile.generation.pointee.load(ordering: .acquiring)
+            readers.publish(slot: slot, generation: generation, pageCount: 0)
+            if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
+                // Already validated by an earlier transaction of this generation (see `SnapshotCache`).
+                if let meta = try snapshots.meta(generation: generation) ?? validatedMeta(generation: generation) {
+                    readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
+                    return meta
                 }
             }
+            attempts += 1
+            if attempts > 100 { sched_yield() }
+            if attempts > 20_000 {
+                throw StrataError.corruptMeta(path: path, reason: "the meta of published generation \(generation) does not validate")
+            }
+        }
+    }
+
+    /// Copies and validates the meta of `generation` (nil if it does not validate: the caller
+    /// retries), and remembers it for the other transactions of that generation.
+    private func validatedMeta(generation: UInt64) throws -> MetaPage? {
+        let metaBase = try mapping.base(covering: 2 * pageSize)
+        return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
+            // The writer may be rewriting the other meta, never this one: copy, then validate.
+            memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
+            guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
+                  meta.transactionID == generation else { return nil }
+            snapshots.remember(meta)
+            return meta
         }
     }
 

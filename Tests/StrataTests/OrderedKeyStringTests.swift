@@ -95,4 +95,23 @@ struct OrderedKeyStringTests {
             #expect(throws: OrderedKeyError.self, "\(bytes)") { _ = try String(orderedKeyBytes: bytes) }
         }
     }
+
+    /// `skipOrderedKey` (used to reach the identifier in an index key) ends exactly where
+    /// decoding ends, and rejects the escapes decoding rejects.
+    @Test func skipEndsWhereDecodingEnds() throws {
+        for value in Self.edgeValues {
+            let bytes = value.orderedKeyBytes + [0x42, 0x43]
+            try bytes.withUnsafeBytes { raw in
+                var decoding = OrderedKeyReader(raw)
+                _ = try String.decodeOrderedKey(from: &decoding)
+                var skipping = OrderedKeyReader(raw)
+                try String.skipOrderedKey(in: &skipping)
+                #expect(skipping.offset == decoding.offset, "\(value.debugDescription)")
+            }
+        }
+        for bytes: [UInt8] in [[0x61, 0x00, 0x05, 0x00, 0x00], [0x61, 0x62], [0x61, 0x00], []] {
+            var reader = OrderedKeyReader(bytes)
+            #expect(throws: OrderedKeyError.self, "\(bytes)") { try String.skipOrderedKey(in: &reader) }
+        }
+    }
 }

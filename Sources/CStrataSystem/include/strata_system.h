@@ -1,5 +1,5 @@
-// The one thing Strata needs from C: prctl is variadic, and Swift cannot call variadic C
-// functions. Everything else is Swift.
+// What Strata needs from C: prctl is variadic, and Swift cannot call variadic C functions; Swift
+// has no cache prefetch intrinsic. Everything else is Swift.
 #ifndef STRATA_SYSTEM_H
 #define STRATA_SYSTEM_H
 
@@ -7,5 +7,12 @@
 /// nanoseconds. The change poller uses 1 µs instead of the default 50 µs so that its short sleeps
 /// are short. Returns 0 on success, -1 with errno set on failure.
 int strata_set_timer_slack(unsigned long nanoseconds);
+
+/// Asks the CPU to start loading the cache line holding `address`. Only a hint: it never faults
+/// and changes no state, so it is safe on any address; batched tree lookups use it to overlap the
+/// cache misses of several keys.
+static inline void strata_prefetch(const void *address) {
+    __builtin_prefetch(address, 0, 3);
+}
 
 #endif

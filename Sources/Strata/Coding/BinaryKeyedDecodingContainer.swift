@@ -54,10 +54,15 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         try requiredValueBytes(forKey: key).isEmpty
     }
 
+    // Always inlined into the typed `decode` methods below, so each one calls a specialized
+    // `decodePrimitive` / `readBinary` instead of going through generic metadata and witnesses
+    // (the container is generic over `Key`, which blocks specialization of an outlined call).
+    @inline(__always)
     private func primitive<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T {
         try BinaryValueDecoder.decodePrimitive(T.self, from: requiredValueBytes(forKey: key), codingPath: path(appending: key))
     }
 
+    @inline(__always)
     private func primitiveIfPresent<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
         return try BinaryValueDecoder.decodePrimitive(T.self, from: bytes, codingPath: path(appending: key))

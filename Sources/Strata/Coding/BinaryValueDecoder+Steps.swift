@@ -5,13 +5,14 @@ extension BinaryValueDecoder {
     static func decodeValue<T: Decodable>(
         _: T.Type, from bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int
     ) throws -> T {
-        let makeDecoder = {
-            BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: pathNode)
-        }
+        // The decoder is built at each use: a closure stored in a local would be heap-allocated
+        // on every call.
         if BinarySpecialValues.isSpecial(T.self) {
-            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes, decoder: makeDecoder)
+            return try BinarySpecialValues.decodeSpecial(T.self, from: bytes) {
+                BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: pathNode)
+            }
         }
-        return try T(from: makeDecoder())
+        return try T(from: BinaryValueDecoder(context: context, extent: context.extent(of: bytes), pathNode: pathNode))
     }
 
     /// Decodes a value stored under `key` of the container at `parentPath`. The path node is

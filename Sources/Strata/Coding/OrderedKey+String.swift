@@ -38,6 +38,11 @@ extension String: OrderedKey {
         }
         return string
     }
+
+    /// Finds the terminator without copying or validating the payload.
+    public static func skipOrderedKey(in reader: inout OrderedKeyReader) throws {
+        try reader.skipEscaped(reading: "String")
+    }
 }
 
 enum OrderedStringNormalization {

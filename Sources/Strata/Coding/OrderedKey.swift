@@ -22,6 +22,17 @@ public protocol OrderedKey: Comparable, Hashable, Sendable {
     /// Reads exactly one encoding written by `encodeOrderedKey(into:)`, leaving the reader
     /// positioned just after it. Throws `OrderedKeyError` on truncated or invalid bytes.
     static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Self
+
+    /// Moves the reader past one encoding without building the value (to reach what follows it,
+    /// e.g. the identifier in an index key). It must accept at least every encoding that
+    /// `decodeOrderedKey` accepts and end where it would; the default decodes and drops.
+    static func skipOrderedKey(in reader: inout OrderedKeyReader) throws
+}
+
+extension OrderedKey {
+    public static func skipOrderedKey(in reader: inout OrderedKeyReader) throws {
+        _ = try decodeOrderedKey(from: &reader)
+    }
 }
 
 extension OrderedKey {

@@ -122,6 +122,35 @@ public struct OrderedKeyReader {
         return payload
     }
 
+    /// Moves past a string written by `OrderedKeyWriter.writeEscaped(_:)` without copying its
+    /// payload; accepts and rejects exactly what `readEscaped` does.
+    public mutating func skipEscaped(reading: @autoclosure () -> String = "escaped bytes") throws(OrderedKeyError) {
+        let start = offset
+        let total = count
+        let result: Result<Int, OrderedKeyError> = withBuffer { buffer in
+            var index = start
+            while index < total {
+                if buffer[index] != 0 {
+                    index += 1
+                    continue
+                }
+                guard index + 1 < total else { break }
+                switch buffer[index + 1] {
+                case 0x00: return .success(index + 2)
+                case 0xFF: index += 2
+                default:
+                    return .failure(.invalid(
+                        offset: index, reading: reading(),
+                        reason: "0x00 must be followed by 0x00 (end) or 0xFF (escaped zero)"))
+                }
+            }
+            return .failure(.truncated(
+                offset: start, needed: total - start + 1, available: total - start,
+                reading: "\(reading()) (missing 0x00 0x00 terminator)"))
+        }
+        offset = try result.get()
+    }
+
     /// Reads one nested key of type `Key`.
     public mutating func read<Key: OrderedKey>(_: Key.Type) throws -> Key {
         try Key.decodeOrderedKey(from: &self)

@@ -43,7 +43,12 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     public var count: Int { get throws { try store.read { try $0[self].count } } }
 
     public func load(_ id: F.Identifier) throws -> F.Instance? {
-        try store.read { try $0[self].load(id) }
+        // One lookup: a snapshot without the transaction and context objects of `store.read`.
+        let key = id.orderedKeyBytes
+        return try store.database.withSnapshot { snapshot in
+            guard let envelope = try snapshot.get(key, inTree: schema.layout.primary) else { return nil }
+            return try schema.decode(envelope)
+        }
     }
 
     public func loadAll(order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance] {
@@ -57,7 +62,28 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
-        try store.read { try $0[self].load(value, from: index) }
+        // At most one entry, then at most one lookup: a snapshot without the transaction and
+        // context objects of `store.read` (same steps as `DatastoreReader.forEachIndexed`).
+        let info = try schema.index(index)
+        let range = KeyRange.prefixed(value.orderedKeyBytes)
+        return try store.database.withSnapshot { snapshot in
+            var found: F.Instance?
+            try snapshot.scan(inTree: info.tree, from: range.lower, to: range.upper) { key, value in
+                if info.isDirect {
+                    found = try schema.decode(value)
+                    return false
+                }
+                let envelope = try key.withUnsafeBytes { key in
+                    try snapshot.get(try DatastoreReader<F>.identifierBytes(inIndexKey: key, valueType: I.Value.self), inTree: schema.layout.primary)
+                }
+                guard let envelope else {
+                    throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+                }
+                found = try schema.decode(envelope)
+                return false
+            }
+            return found
+        }
     }
 
     public func loadAll<I: IndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, order: RangeOrder = .ascending,

@@ -15,7 +15,7 @@ public class DatastoreReader<F: DatastoreFormat> {
     var layout: DatastoreLayout { schema.layout }
 
     func decode(_ envelope: ByteView) throws -> F.Instance {
-        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self) }
+        try schema.decode(envelope)
     }
 
     /// Number of instances (no decoding).
@@ -84,39 +84,73 @@ public class DatastoreReader<F: DatastoreFormat> {
         return total
     }
 
+    /// Two passes: the index entries in range are collected first (views into the snapshot, no
+    /// decoding), then the instances are looked up together (`Transaction.get(_:in:)` for many
+    /// keys overlaps their cache misses) and decoded straight into the result's storage.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
-        var results: [F.Instance] = []
-        try forEachIndexed(info, range, valueType: valueType, order: order, limit: limit) { results.append($0); return true }
-        return results
+        var views: [ByteView] = []
+        try scan(info.tree, range, order: order, limit: limit) { key, value in
+            if info.isDirect {
+                views.append(value)
+            } else {
+                views.append(key.subview(from: try key.withUnsafeBytes { try Self.identifierOffset(inIndexKey: $0, valueType: valueType) }))
+            }
+        }
+        let envelopes: [ByteView?]
+        if info.isDirect || views.isEmpty {
+            envelopes = views
+        } else if let primary = try context.tree(layout.primary) {
+            envelopes = try transaction.get(views, in: primary)
+        } else {
+            envelopes = []
+        }
+        return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
+            for index in views.indices {
+                guard index < envelopes.count, let envelope = envelopes[index] else {
+                    throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+                }
+                (storage.baseAddress! + initialized).initialize(to: try decode(envelope))
+                initialized += 1
+            }
+        }
     }
 
     /// Decodes each instance an index range reaches, in index order, until `body` returns false.
     func forEachIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                            limit: Int?, _ body: (F.Instance) throws -> Bool) throws {
-        let primary = try context.tree(layout.primary)
+        let primary = info.isDirect ? nil : try context.tree(layout.primary)
         var stopped = false
         try scan(info.tree, range, order: order, limit: limit) { key, value in
             guard !stopped else { return }
-            if info.isDirect {
-                stopped = try !body(try decode(value))
-                return
-            }
-            let idBytes = try identifierBytes(inIndexKey: key, valueType: valueType)
-            guard let primary, let envelope = try transaction.get(idBytes, in: primary) else {
-                throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
-            }
-            stopped = try !body(try decode(envelope))
+            stopped = try !body(try decode(try envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: valueType)))
         }
     }
 
-    /// The identifier part of an index key: what follows the (self-delimiting) value.
-    func identifierBytes<Value: OrderedKey>(inIndexKey key: ByteView, valueType: Value.Type) throws -> [UInt8] {
-        try key.withUnsafeBytes { raw in
-            var reader = OrderedKeyReader(raw)
-            _ = try reader.read(Value.self)
-            return Array(raw[reader.offset...])
+    /// The stored instance an index entry stands for: its value (direct index) or the primary
+    /// entry of the identifier that ends its key (reference index).
+    private func envelope<Value: OrderedKey>(ofIndexEntry key: ByteView, value: ByteView, _ info: IndexInfo<F.Instance>, primary: Tree?,
+                                             valueType: Value.Type) throws -> ByteView {
+        if info.isDirect { return value }
+        let envelope = try key.withUnsafeBytes { key in
+            try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType), in: $0) }
         }
+        guard let envelope else {
+            throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+        }
+        return envelope
+    }
+
+    /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
+    static func identifierBytes<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: key[try identifierOffset(inIndexKey: key, valueType: valueType)...])
+    }
+
+    /// Where the identifier starts in an index key.
+    static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> Int {
+        var reader = OrderedKeyReader(key)
+        try Value.skipOrderedKey(in: &reader)
+        return reader.offset
     }
 
     /// Visits keys of `tree` in `range`; a missing tree is empty.

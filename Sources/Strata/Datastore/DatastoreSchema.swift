@@ -8,9 +8,16 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let format: F
     let layout: DatastoreLayout
     let indexes: [IndexInfo<F.Instance>]
+    /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
+    let currentEnvelopePrefix: [UInt8]
     private let indexByDefinition: [ObjectIdentifier: IndexInfo<F.Instance>]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
     let staleIndexes: Mutex<Set<String>>
+    /// The key path resolved last and its position in `indexes`: a repeated query costs one
+    /// identity compare instead of a key-path projection and a hash lookup. The key path is held
+    /// strongly, so its identity cannot be reused by another object while it is cached.
+    private let lastIndexLookup = Mutex<ResolvedKeyPath?>(nil)
+
     /// Index trees stored by an earlier declaration that no longer exists.
     let droppedIndexes: Mutex<Set<String>>
 
@@ -18,6 +25,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         format = F()
         layout = DatastoreLayout(name: F.name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
+        currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
@@ -30,14 +38,28 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     /// The declared index a format key path names; reading a stale one is an error.
     func index<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>, forReading: Bool = true) throws -> IndexInfo<F.Instance>
     where I.Instance == F.Instance {
-        let definition = format[keyPath: keyPath].definition
-        guard let info = indexByDefinition[ObjectIdentifier(definition)] else {
-            throw DatastoreError.unknownIndex(datastore: F.name, index: "\(keyPath)")
+        let info: IndexInfo<F.Instance>
+        if let position = lastIndexLookup.withLock({ $0?.position(for: keyPath) }) {
+            info = indexes[position]
+        } else {
+            let definition = format[keyPath: keyPath].definition
+            guard let found = indexByDefinition[ObjectIdentifier(definition)] else {
+                throw DatastoreError.unknownIndex(datastore: F.name, index: "\(keyPath)")
+            }
+            info = found
+            if let position = indexes.firstIndex(where: { $0.definition === definition }) {
+                lastIndexLookup.withLock { $0 = ResolvedKeyPath(keyPath: keyPath, position: position) }
+            }
         }
         if forReading, staleIndexes.withLock({ $0.contains(info.name) }) {
             throw DatastoreError.indexNotBuilt(datastore: F.name, index: info.name)
         }
         return info
+    }
+
+    /// Decodes a stored envelope of this datastore (migrating older versions).
+    func decode(_ envelope: ByteView) throws -> F.Instance {
+        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
     }
 
     static var descriptorKey: String { "descriptor" }
@@ -64,4 +86,16 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         encoder.outputFormatting = .sortedKeys
         try context.write.put(DatastoreSchema.descriptorKey, Array(try encoder.encode(descriptor)), in: info)
     }
+}
+
+/// A key path resolved to a position in `DatastoreSchema.indexes`. Not nested in the generic
+/// schema: a nested type would need its generic metadata looked up on every use.
+/// Key path objects are immutable (and only compared by identity here), so sharing one between
+/// threads is safe although `AnyKeyPath` is not declared `Sendable`.
+private struct ResolvedKeyPath: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    let position: Int
+
+    /// The position if this entry is for `keyPath` (the same object).
+    func position(for keyPath: AnyKeyPath) -> Int? { self.keyPath === keyPath ? position : nil }
 }

@@ -46,7 +46,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let info = try schema.index(index)
         var identifiers: [[UInt8]] = []
         try scan(info.tree, KeyRange(range), order: .ascending, limit: nil) { key, _ in
-            identifiers.append(try identifierBytes(inIndexKey: key, valueType: I.Value.self))
+            identifiers.append(try key.withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: I.Value.self)) })
         }
         var removed = 0
         for idBytes in Set(identifiers) where try remove(idBytes: idBytes) != nil { removed += 1 }

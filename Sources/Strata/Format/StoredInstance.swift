@@ -19,11 +19,18 @@ enum InstanceEnvelope {
     static let binaryTag: UInt8 = 1
     static let jsonTag: UInt8 = 2
 
-    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type) throws -> [UInt8] {
+    /// What every envelope written by the current code starts with: the coding tag and the
+    /// current version. The version's key encoding is canonical and self-delimiting, so an
+    /// envelope starting with these bytes holds exactly the current version in this coding.
+    static func currentPrefix<F: DatastoreFormat>(format: F.Type) -> [UInt8] {
         var writer = OrderedKeyWriter(reservingCapacity: 64)
         writer.writeByte(F.coding == .binary ? binaryTag : jsonTag)
         writer.write(F.currentVersion.rawValue)
-        var bytes = writer.bytes
+        return writer.bytes
+    }
+
+    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type) throws -> [UInt8] {
+        var bytes = currentPrefix(format: F.self)
         switch F.coding {
         case .binary: bytes += try BinaryInstanceEncoder().encode(instance)
         case .json:
@@ -39,6 +46,17 @@ enum InstanceEnvelope {
         case .binary: return try BinaryInstanceDecoder().decode(type, from: bytes)
         case .json: return try JSONDecoder().decode(type, from: Data(bytes))
         }
+    }
+
+    /// Decodes an envelope; `currentPrefix` is `currentPrefix(format:)`, computed once per
+    /// datastore. The common case (written by the current version) skips reading the version
+    /// generically, which costs runtime metadata lookups on every call.
+    static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: [UInt8]) throws -> F.Instance {
+        let matchesCurrent = currentPrefix.withUnsafeBytes { prefix in
+            bytes.count >= prefix.count && (prefix.isEmpty || memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
+        }
+        guard matchesCurrent else { return try decode(bytes, format: F.self) }
+        return try decodePayload(F.Instance.self, from: UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...]), coding: F.coding)
     }
 
     /// Decodes an envelope, migrating older versions and refusing newer ones.

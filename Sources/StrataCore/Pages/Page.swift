@@ -199,9 +199,17 @@ struct Page {
     }
 }
 
-/// memcmp order; a proper prefix sorts first.
+/// memcmp order; a proper prefix sorts first. Only the sign of the result is meaningful.
 @inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = min(a.count, b.count)
+    if common >= 8 {
+        // Most keys that differ (random identifiers) differ in their first eight bytes: one
+        // big-endian word compare (same order as memcmp) instead of a libc call. Both buffers
+        // hold at least eight bytes here.
+        let x = UInt64(bigEndian: a.baseAddress!.loadUnaligned(as: UInt64.self))
+        let y = UInt64(bigEndian: b.baseAddress!.loadUnaligned(as: UInt64.self))
+        if x != y { return x < y ? -1 : 1 }
+    }
     if common > 0 {
         let result = memcmp(a.baseAddress!, b.baseAddress!, common)
         if result != 0 { return Int(result) }

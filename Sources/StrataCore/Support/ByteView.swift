@@ -22,6 +22,11 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
         try body(buffer)
     }
 
+    /// The bytes from `offset` to the end, without copying (the same lifetime as this view).
+    public func subview(from offset: Int) -> ByteView {
+        ByteView(UnsafeRawBufferPointer(rebasing: buffer[offset...]), owner: owner)
+    }
+
     /// A copy that outlives the transaction.
     public var bytes: [UInt8] { Array(buffer) }
 

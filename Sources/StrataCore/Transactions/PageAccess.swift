@@ -1,3 +1,5 @@
+import CStrataSystem
+
 /// How a transaction reaches pages: its own dirty buffers first (write transactions), then the
 /// committed snapshot in the shared mapping. Every page number is checked against the snapshot's
 /// page count before its address is formed, so a forged number can never read past the file.
@@ -37,6 +39,24 @@ final class PageAccess {
         let address = base + Int(number) * pageSize
         if verifiesChecksums { try verifyChecksum(address, pages: 1, number: number) }
         return try Page(validating: address, size: pageSize, number: number)
+    }
+
+    /// Starts loading committed page `number` into the cache (a hint: nothing is read or
+    /// validated here; `page(_:)` does that when the page is used). Out-of-range numbers and
+    /// dirty pages are left alone.
+    func prefetch(_ number: UInt64) {
+        guard number >= PageLayout.metaPageCount, number < committedPageCount, !(isWritable && dirty[number] != nil) else { return }
+        let address = base + Int(number) * pageSize
+        // Four lines per step (page sizes are powers of two >= 4096): `stride` cost several
+        // instructions per line here.
+        var line = 0
+        while line < pageSize {
+            strata_prefetch(address + line)
+            strata_prefetch(address + (line &+ 64))
+            strata_prefetch(address + (line &+ 128))
+            strata_prefetch(address + (line &+ 192))
+            line &+= 256
+        }
     }
 
     private func verifyChecksum(_ address: UnsafeRawPointer, pages: Int, number: UInt64) throws {

@@ -35,6 +35,8 @@ struct TreeScan {
             }
             path.append((page, index))
             number = try page.child(index)
+            // Reaching the leaf: ask for all its lines at once (see `PageAccess.lookup`).
+            if path.count + 1 == record.depth { access.prefetch(number) }
         }
     }
 

@@ -1,0 +1,92 @@
+/// Point lookups: one descent from the root, no cursor. Shared by transactions and `ReadSnapshot`.
+extension PageAccess {
+    /// The validated catalog entry `name` of the catalog tree `catalog`, or nil.
+    func catalogEntry(named name: String, in catalog: TreeRecord) throws -> TreeRecord? {
+        guard let bytes = try name.withBytes({ try lookup(in: catalog, key: $0) }) else { return nil }
+        guard bytes.count == TreeRecord.encodedSize else {
+            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(bytes.count) bytes")
+        }
+        let record = bytes.withUnsafeBytes { TreeRecord(decoding: $0.baseAddress!) }
+        if let problem = record.validate(pageCount: UInt64.max >> 16) {
+            throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)': \(problem)")
+        }
+        return record
+    }
+
+    /// Point lookup without a cursor: descend from the root, checking depth at every level.
+    func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
+        var number = record.root
+        guard number != 0 else { return nil }
+        var level = 1
+        while true {
+            let page = try self.page(number)
+            let (index, exact) = try page.search(key)
+            if page.isLeaf {
+                guard level == record.depth else {
+                    throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
+                }
+                guard exact else { return nil }
+                return try value(of: try page.leaf(index), in: page)
+            }
+            guard level < record.depth else {
+                throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
+            }
+            number = try page.child(index)
+            level += 1
+            // The leaf is where the misses are: ask for all its lines at once, so the binary
+            // search's probes find them arriving instead of fetching one per probe.
+            if level == record.depth { prefetch(number) }
+        }
+    }
+}
+
+extension PageAccess {
+    /// Point lookups of many keys in one tree, level by level: once a key's child page is known,
+    /// its lines are prefetched, and the key is searched there only after the other keys of the
+    /// batch have taken their step. The misses of different keys overlap instead of queueing one
+    /// behind another. Same checks and results as `lookup` for each key.
+    func lookup(in record: TreeRecord, keys: [ByteView]) throws -> [ByteView?] {
+        var results = [ByteView?](repeating: nil, count: keys.count)
+        guard record.root != 0 else { return results }
+        var pages = [UInt64](repeating: record.root, count: keys.count)
+        // Batches of a few dozen: enough misses in flight, and their pages stay in the cache.
+        for start in stride(from: 0, to: keys.count, by: PageAccess.lookupBatchSize) {
+            try lookup(in: record, keys: keys, range: start..<min(keys.count, start + PageAccess.lookupBatchSize), pages: &pages, into: &results)
+        }
+        return results
+    }
+
+    static let lookupBatchSize = 32
+
+    /// One batch: `pages[slot]` holds the page each key of `range` is at (the root initially).
+    private func lookup(in record: TreeRecord, keys: [ByteView], range: Range<Int>, pages: inout [UInt64],
+                        into results: inout [ByteView?]) throws {
+        var pending = Array(range)
+        var level = 1
+        while !pending.isEmpty {
+            var next: [Int] = []
+            next.reserveCapacity(pending.count)
+            for slot in pending {
+                let number = pages[slot]
+                let page = try self.page(number)
+                let (index, exact) = try keys[slot].withUnsafeBytes { try page.search($0) }
+                if page.isLeaf {
+                    guard level == record.depth else {
+                        throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
+                    }
+                    if exact { results[slot] = try value(of: try page.leaf(index), in: page) }
+                    continue
+                }
+                guard level < record.depth else {
+                    throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
+                }
+                let child = try page.child(index)
+                pages[slot] = child
+                if level + 1 == record.depth { prefetch(child) }
+                next.append(slot)
+            }
+            pending = next
+            level += 1
+        }
+    }
+}
