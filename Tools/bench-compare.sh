@@ -108,9 +108,13 @@ for w in order:
     rows.append((f"{w} (ops/s)", w, "ops_per_sec"))
     if w == "mixed":
         rows.append(("mixed readers (gets/s, total)", w, "reader_gets_per_sec"))
+    if w == "smallcommit":
+        rows += [("smallcommit p50 (us)", w, "commit_p50_us"), ("smallcommit p99 (us)", w, "commit_p99_us")]
     if w == "notify":
         rows += [("notify p50 (us)", w, "p50_us"), ("notify p99 (us)", w, "p99_us"),
-                 ("notify max (us)", w, "max_us"), ("notify observer cpu (%)", w, "cpu_percent"),
+                 ("notify max (us)", w, "max_us"), ("notify coalesced commits", w, "coalesced"),
+                 ("notify first commit after idle (us)", w, "first_after_idle_us"),
+                 ("notify observer cpu (%)", w, "cpu_percent"),
                  ("notify idle observer cpu (%)", w, "idle_cpu_percent")]
 
 def get(engine, w, field):

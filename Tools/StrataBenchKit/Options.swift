@@ -1,7 +1,7 @@
 // Command line.
 import Glibc
 
-let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "mixed", "notify"]
+public let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "smallcommit", "mixed", "notify"]
 
 func usage(engines: [EngineKind]) -> String {
     """

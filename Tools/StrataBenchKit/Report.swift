@@ -92,7 +92,7 @@ enum Report {
             return "readers \(num("reader_gets_per_sec", 0)) gets/s total"
         case "notify":
             return "p50 \(num("p50_us")) us, p99 \(num("p99_us")) us, max \(num("max_us")) us, "
-                + "events \(num("events")), cpu \(num("cpu_percent"))%, idle cpu \(num("idle_cpu_percent"))%, writer commit p50 \(num("writer_commit_p50_us")) / p99 \(num("writer_commit_p99_us")) us"
+                + "events \(num("events")), coalesced \(num("coalesced")) (unmeasured \(num("unmeasured"))), first after idle \(num("first_after_idle_us")) us, cpu \(num("cpu_percent"))%, idle cpu \(num("idle_cpu_percent"))%, writer commit p50 \(num("writer_commit_p50_us")) / p99 \(num("writer_commit_p99_us")) us"
         default:
             return ""
         }

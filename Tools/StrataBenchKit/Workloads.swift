@@ -1,4 +1,4 @@
-// The single-process workloads: fillseq, fillrandom, readrandom, readseq, synccommit.
+// The single-process workloads: fillseq, fillrandom, readrandom, readseq, synccommit, smallcommit.
 // `Runner` is generic over the engine so every engine runs the very same code.
 
 /// Keeps a value alive so the work that produced it is not optimized away.
@@ -32,6 +32,7 @@ struct Runner<S: KVStore> {
         case "readrandom": readrandom()
         case "readseq": readseq()
         case "synccommit": synccommit()
+        case "smallcommit": smallcommit()
         case "mixed": mixed()
         case "notify": notify()
         default: Sys.fatal("unknown workload \(workload)")
@@ -165,5 +166,37 @@ struct Runner<S: KVStore> {
         extraKeys = max(extraKeys, commits)
         record(result("synccommit", ops: commits, seconds: seconds,
                       [("commits", .int(commits))]))
+    }
+
+    // MARK: smallcommit
+
+    /// One put per transaction without syncing (LMDB MDB_NOSYNC, SQLite synchronous=OFF): the
+    /// CPU and page-cache cost of a commit alone, the writer's share of the notify latency.
+    /// Reports the per-commit p50/p99 besides throughput.
+    mutating func smallcommit() {
+        ensureFillrandom()
+        let store = S(directory: storeDir("fillrandom"), options: OpenOptions(durable: false))
+        let scratch = Scratch()
+        let commits = o.syncCommits * 5
+        var durations: [UInt64] = []
+        durations.reserveCapacity(commits)
+        let start = Sys.monoNanos()
+        for j in 0..<commits {
+            scratch.set(n + extraKeys + j)
+            let began = Sys.monoNanos()
+            store.beginWrite()
+            store.put(scratch.keyBytes, scratch.valueBytes)
+            store.commitWrite()
+            durations.append(Sys.monoNanos() &- began)
+        }
+        let seconds = Sys.seconds(since: start)
+        store.close()
+        extraKeys += commits
+        durations.sort()
+        record(result("smallcommit", ops: commits, seconds: seconds, [
+            ("commits", .int(commits)),
+            ("commit_p50_us", .double(Double(durations[durations.count / 2]) / 1000)),
+            ("commit_p99_us", .double(Double(durations[durations.count * 99 / 100]) / 1000)),
+        ]))
     }
 }

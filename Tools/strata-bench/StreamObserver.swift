@@ -2,8 +2,10 @@
 // async change stream most programs use, instead of blocking a thread in a `CommitWaiter`. Each
 // event crosses from the process's poller thread to a task on the cooperative pool, which is
 // part of what this measures. It speaks the protocol of StrataBenchKit's notify-observer:
-// "ready", then "idle <cpu %>", then "result <events> <p50> <p99> <max> <cpu %> <spurious>".
+// "ready", "idle <cpu %>", "first <us>" for the wake-up commit, then the result line of
+// `NotifyTally`.
 import Foundation
+import StrataBenchKit
 import StrataCore
 
 enum StreamObserver {
@@ -30,17 +32,12 @@ enum StreamObserver {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    /// The (sequence, stamp) the writer last put: the notify store holds one key.
-    static func readStamp(_ database: Database) throws -> (UInt64, UInt64)? {
+    /// The sequence number and stamps the writer last put: the notify store holds one key.
+    static func readStamps(_ database: Database) throws -> (UInt64, [UInt64])? {
         try database.read { transaction in
             let cursor = try transaction.cursor(try transaction.tree(StrataStore.treeName))
             guard try cursor.first() else { return nil }
-            let value = try cursor.value()
-            return value.withUnsafeBytes { bytes in
-                guard bytes.count >= 16 else { return nil }
-                return (UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            }
+            return try cursor.value().withUnsafeBytes { NotifyTally.decode($0) }
         }
     }
 
@@ -61,27 +58,22 @@ enum StreamObserver {
         let idleWall = Double(monotonicNanoseconds() - wallStart) / 1e9
         send("idle \(idleWall > 0 ? (cpuSeconds() - cpuStart) / idleWall * 100 : 0)")
 
-        var latencies: [UInt64] = []
-        latencies.reserveCapacity(commits)
+        let tally = NotifyTally(warmup: UInt64(notifyWarmupCommits), commits: commits)
         cpuStart = cpuSeconds()
         wallStart = monotonicNanoseconds()
         var seen = UInt64.max
-        let last = UInt64(commits - 1)
+        let last = UInt64(notifyWarmupCommits + commits)
         for await _ in events {
-            guard let (sequence, stamp) = try readStamp(database), sequence != UInt64.max else { continue }
+            guard let (sequence, stamps) = try readStamps(database), sequence != UInt64.max else { continue }
             guard seen == UInt64.max || sequence > seen else { continue }
-            latencies.append(monotonicNanoseconds() &- stamp)
+            let now = monotonicNanoseconds()
+            if sequence == 0 { send("first \(Double(now &- stamps[0]) / 1000)") }
+            tally.record(sequence: sequence, seenAt: now, stamps: stamps)
             seen = sequence
             if sequence >= last { break }
         }
         let wall = Double(monotonicNanoseconds() - wallStart) / 1e9
         let cpu = wall > 0 ? (cpuSeconds() - cpuStart) / wall * 100 : 0
-        latencies.sort()
-        func percentile(_ p: Double) -> Double {
-            guard !latencies.isEmpty else { return 0 }
-            let rank = Int((p * Double(latencies.count)).rounded(.up))
-            return Double(latencies[min(latencies.count - 1, max(0, rank - 1))]) / 1000
-        }
-        send("result \(latencies.count) \(percentile(0.5)) \(percentile(0.99)) \(Double(latencies.last ?? 0) / 1000) \(cpu) 0")
+        send(tally.resultLine(cpuPercent: cpu, spurious: 0))
     }
 }

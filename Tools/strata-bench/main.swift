@@ -12,7 +12,7 @@ if StreamObserver.value(of: "--role", in: arguments) == StreamObserver.role {
 }
 let isChildRole = arguments.contains("--role")
 let wantsTyped = arguments.contains("typed")
-let namesWorkload = arguments.contains { ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "mixed", "notify"].contains($0) }
+let namesWorkload = arguments.contains { allWorkloads.contains($0) }
 if !isChildRole && (wantsTyped || !namesWorkload) {
     var records = 100_000
     if let flag = arguments.firstIndex(of: "--typed-records"), flag + 1 < arguments.count, let value = Int(arguments[flag + 1]) {
