@@ -121,4 +121,19 @@ import StrataTestFixtures
         #expect(plan.forecast == nil)
         #expect(plan.nextPause(at: Self.start + 7 * Self.millisecond + 10_000) == schedule.fastInterval)
     }
+
+    /// Every schedule, the spinning one included, backs off to its idle interval once the hot
+    /// window has passed without a commit (a spinning poller must not burn a core while idle).
+    @Test(arguments: [PollingSchedule.standard, .lowLatency, .frugal])
+    func anIdlePlanBacksOffToTheIdleInterval(schedule: PollingSchedule) {
+        var plan = PollingPlan(schedule: schedule, now: Self.start)
+        plan.observedChange(at: Self.start)
+        var now = Self.start + Clock.nanoseconds(schedule.hotWindow) + 1
+        var pause = 0.0
+        for _ in 0..<64 {
+            pause = plan.nextPause(at: now)
+            now += max(Clock.nanoseconds(pause), 1)
+        }
+        #expect(pause == schedule.idleInterval)
+    }
 }

@@ -56,7 +56,9 @@ struct PollingPlan {
         if since < schedule.hotWindow * 1e9 {
             return schedule.spinsWhenHot ? 0 : fast
         }
-        backoff = min(max(backoff * 2, fast), schedule.idleInterval)
+        // Doubling starts from at least 1 µs: a spinning schedule (fast interval 0) would
+        // otherwise stay at 0 and spin through idle periods too.
+        backoff = min(max(backoff * 2, fast, 1e-6), schedule.idleInterval)
         return backoff
     }
 
