@@ -177,4 +177,50 @@ import Testing
             return number == page
         }
     }
+
+    /// A leaf whose overflow pointer was redirected at another tree's page: replacing that value
+    /// must report the damage, not put the other tree's page on the free list (where the next
+    /// commits would reuse it while the tree still points at it).
+    @Test func aForgedOverflowPointerIsNotFreed() throws {
+        let dir = TemporaryDirectory()
+        let db0 = try Database(path: dir.path)
+        try db0.write { tx in
+            try tx.put("big", [UInt8](repeating: 7, count: 10_000), in: try tx.openOrCreateTree("a"))
+            let b = try tx.openOrCreateTree("b")
+            for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(i)", in: b) }
+        }
+        let (leaf, victim, pageSize, pageCount) = try db0.read { tx in
+            (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize, tx.pageCount)
+        }
+        db0.close()
+        let data = dir.path + "/data"
+        var page = try read(data, at: leaf * UInt64(pageSize), count: pageSize)
+        // Find the overflow run's number in the leaf's one node (the 8 bytes naming a page of kind
+        // overflow) and point it at tree b's root instead.
+        var patched = false
+        for offset in stride(from: PageLayout.headerSize, through: pageSize - 8, by: 1) where !patched {
+            let value = page[offset..<offset + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            guard value >= PageLayout.metaPageCount, value != leaf, value != victim, value < pageCount else { continue }
+            let header = try read(data, at: value * UInt64(pageSize) + UInt64(PageLayout.kindOffset), count: 1)
+            guard header[0] == PageKind.overflow.rawValue else { continue }
+            withUnsafeBytes(of: victim) { page.replaceSubrange(offset..<offset + 8, with: $0) }
+            patched = true
+        }
+        try #require(patched, "no overflow pointer found in leaf \(leaf)")
+        let checksum = page.withUnsafeBytes { PageBuffer.checksum(of: $0.baseAddress!, byteCount: pageSize) }
+        withUnsafeBytes(of: checksum) { page.replaceSubrange(PageLayout.checksumOffset..<PageLayout.checksumOffset + 8, with: $0) }
+        try patch(data, at: leaf * UInt64(pageSize), page)
+
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        #expect {
+            try db.write { tx in _ = try tx.put("big", "small", in: try tx.tree("a")) }
+        } throws: { error in
+            guard case StrataError.corruptPage = error else { return false }
+            return true
+        }
+        // Nothing was committed: tree b is whole.
+        try db.read { tx throws in #expect(try tx.string("key 00123", in: try tx.tree("b")) == "value 123") }
+    }
 }
+

@@ -34,4 +34,19 @@ import StrataTestFixtures
         table.removeAll()
         #expect(table.isEmpty && table[2] == nil)
     }
+
+    /// The table's empty marker (`UInt64.max`) is a page number a damaged leaf can name: looking
+    /// it up or removing it must find nothing and leave the count alone (a miscounted table
+    /// stops growing and then probes forever).
+    @Test func theEmptyMarkerIsNeverAKey() {
+        var table = DirtyPages()
+        let buffer = PageBuffer(pageSize: 4096, number: 2)
+        for page in UInt64(2)..<22 { table[page] = buffer }
+        for _ in 0..<20 { #expect(table.removeValue(forKey: .max) == nil) }
+        #expect(table[.max] == nil)
+        #expect(table.count == 20)
+        for page in UInt64(100)..<200 { table[page] = buffer }
+        #expect(table.count == 120 && table[150] === buffer && table[5] === buffer)
+    }
 }
+

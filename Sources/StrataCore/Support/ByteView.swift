@@ -16,7 +16,11 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
 
     @inlinable public var startIndex: Int { 0 }
     @inlinable public var endIndex: Int { buffer.count }
-    @inlinable public subscript(position: Int) -> UInt8 { buffer[position] }
+    @inlinable public subscript(position: Int) -> UInt8 {
+        // Checked in release builds too: the buffer is raw memory (a mapping or a page buffer).
+        precondition(position >= 0 && position < buffer.count, "ByteView index \(position) out of range 0..<\(buffer.count)")
+        return buffer[position]
+    }
 
     @inlinable public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(buffer)
@@ -24,7 +28,8 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
 
     /// The bytes from `offset` to the end, without copying (the same lifetime as this view).
     public func subview(from offset: Int) -> ByteView {
-        ByteView(UnsafeRawBufferPointer(rebasing: buffer[offset...]), owner: owner)
+        precondition(offset >= 0 && offset <= buffer.count, "ByteView offset \(offset) out of range 0...\(buffer.count)")
+        return ByteView(UnsafeRawBufferPointer(rebasing: buffer[offset...]), owner: owner)
     }
 
     /// A copy that outlives the transaction.

@@ -28,6 +28,8 @@ struct DirtyPages {
     /// The slot holding `key`, if any.
     @inline(__always)
     private func slot(of key: UInt64) -> Int? {
+        // The empty marker is never a key (it would "match" the first empty slot).
+        guard key != DirtyPages.empty else { return nil }
         let mask = keys.count - 1
         var index = DirtyPages.home(of: key, mask: mask)
         while true {

@@ -16,7 +16,7 @@ extension WriteTransaction {
         let (index, exact) = try leaf.page().search(key)
         guard exact else { throw StrataError.corruptPage(page: leaf.number, reason: "key vanished between lookup and delete") }
         let node = try leaf.page().leaf(index)
-        if node.isOverflow { freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
+        if node.isOverflow { try freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
         leaf.removeNode(at: index)
         record.entries &-= 1
         try rebalance(after: path, current: leaf, record: &record)
@@ -41,7 +41,7 @@ extension WriteTransaction {
             var count = 0
             while count < page.count, count < limit - removed, compareKeys(try page.leafKey(count), bound) < 0 {
                 let node = try page.leaf(count)
-                if node.isOverflow { freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
+                if node.isOverflow { try freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
                 count += 1
             }
             guard count > 0 else {
@@ -153,7 +153,7 @@ extension WriteTransaction {
             for index in 0..<page.count {
                 let node = try page.leaf(index)
                 if node.isOverflow {
-                    freePages(node.overflowPage, count: PageAccess.overflowPageCount(valueLength: node.valueLength, pageSize: pageSize))
+                    freePages(node.overflowPage, count: try checkedOverflowRun(node.overflowPage, length: node.valueLength))
                 }
             }
         } else {

@@ -80,7 +80,7 @@ extension WriteTransaction {
         let (index, exact) = try leaf.page().search(key)
         if exact {
             let old = try leaf.page().leaf(index)
-            if old.isOverflow { freeOverflow(old.overflowPage, length: old.valueLength, record: &record) }
+            if old.isOverflow { try freeOverflow(old.overflowPage, length: old.valueLength, record: &record) }
             leaf.removeNode(at: index)
         } else {
             record.entries &+= 1
@@ -125,10 +125,21 @@ extension WriteTransaction {
         return first
     }
 
-    func freeOverflow(_ first: UInt64, length: Int, record: inout TreeRecord) {
-        let pages = PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
+    /// Frees the overflow run a leaf node names. The run is checked first (inside the snapshot or
+    /// dirty, and headed as the overflow run of that length): a damaged leaf must not hand another
+    /// tree's pages to the free list, where they would be reused while still in use.
+    func freeOverflow(_ first: UInt64, length: Int, record: inout TreeRecord) throws {
+        let pages = try checkedOverflowRun(first, length: length)
         freePages(first, count: pages)
         record.overflowPages &-= UInt64(pages)
+    }
+
+    /// The page count of the overflow run at `first` holding `length` bytes, after checking that
+    /// the run is one (see `PageAccess.overflowValue`).
+    func checkedOverflowRun(_ first: UInt64, length: Int) throws -> Int {
+        guard length >= 0 else { throw StrataError.corruptPage(page: first, reason: "negative overflow length") }
+        _ = try access.overflowValue(first, length: length)
+        return PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
     }
 
     // MARK: Splits
