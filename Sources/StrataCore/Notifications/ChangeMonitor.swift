@@ -27,9 +27,27 @@ public final class ChangeMonitor: @unchecked Sendable {
     }
 
     private struct State {
-        var watched: [ObjectIdentifier: Watched] = [:]
+        var watched: [ObjectIdentifier: Watched] = [:] {
+            didSet { schedule = State.combinedSchedule(of: watched) }
+        }
         var isRunning = false
         var wakeCount: UInt64 = 0
+        /// The schedule the poller follows, kept up to date with `watched` (not rebuilt per tick).
+        private(set) var schedule = PollingSchedule.standard
+
+        /// The most eager subscriber sets the pace.
+        static func combinedSchedule(of watched: [ObjectIdentifier: Watched]) -> PollingSchedule {
+            var combined = PollingSchedule(fastInterval: .infinity, hotWindow: 0, idleInterval: .infinity,
+                                           spinsWhenHot: false, followsCadence: true)
+            for schedule in watched.values.lazy.map(\.schedule) {
+                combined.fastInterval = min(combined.fastInterval, schedule.fastInterval)
+                combined.hotWindow = max(combined.hotWindow, schedule.hotWindow)
+                combined.idleInterval = min(combined.idleInterval, schedule.idleInterval)
+                combined.spinsWhenHot = combined.spinsWhenHot || schedule.spinsWhenHot
+                combined.followsCadence = combined.followsCadence && schedule.followsCadence
+            }
+            return watched.isEmpty ? .standard : combined
+        }
     }
 
     private let state = Mutex(State())
@@ -106,24 +124,24 @@ public final class ChangeMonitor: @unchecked Sendable {
         PollingPlan.tightenTimerSlack()
         var plan: PollingPlan?
         while true {
-            let targets: [(Database, UInt64, PollingSchedule)]? = state.withLock { state in
+            // Per tick: one atomic load per watched store, under the lock; nothing is allocated
+            // unless a store moved.
+            let tick: (changed: [(Database, UInt64)], schedule: PollingSchedule)? = state.withLock { state in
                 state.wakeCount += 1
                 if state.watched.isEmpty {
                     state.isRunning = false
                     return nil
                 }
-                return state.watched.values.map { ($0.database, $0.generation, $0.schedule) }
+                var changed: [(Database, UInt64)] = []
+                for watched in state.watched.values where watched.database.generation != watched.generation {
+                    changed.append((watched.database, watched.generation))
+                }
+                return (changed, state.schedule)
             }
-            guard let targets else { return }
-            // The most eager subscriber sets the pace.
-            let schedule = PollingSchedule(fastInterval: targets.map(\.2.fastInterval).min() ?? 50e-6,
-                                           hotWindow: targets.map(\.2.hotWindow).max() ?? 0.25,
-                                           idleInterval: targets.map(\.2.idleInterval).min() ?? 0.05,
-                                           spinsWhenHot: targets.contains { $0.2.spinsWhenHot },
-                                           followsCadence: targets.allSatisfy { $0.2.followsCadence })
-            if plan?.schedule != schedule { plan = PollingPlan(schedule: schedule) }
+            guard let tick else { return }
+            if plan?.schedule != tick.schedule { plan = PollingPlan(schedule: tick.schedule) }
             var commitTime: UInt64?
-            for (database, seen, _) in targets where database.generation != seen {
+            for (database, seen) in tick.changed {
                 // With several stores the stamps interleave; their cadences then rarely agree,
                 // and the plan falls back to its ordinary schedule by itself.
                 commitTime = database.lastCommitMonotonicTime(now: Clock.monotonicNanoseconds())
