@@ -31,8 +31,13 @@ import StrataTestFixtures
                 if table.count != model.count { return }
             }
         }
+        let sample = Array(model.keys.prefix(50))
         table.removeAll()
         #expect(table.isEmpty && table[2] == nil)
+        #expect(sample.allSatisfy { table[$0] == nil })
+        // Emptied in place: the table keeps working.
+        for key in sample { table[key] = buffers[0] }
+        #expect(table.count == sample.count && sample.allSatisfy { table[$0] === buffers[0] })
     }
 
     /// The table's empty marker (`UInt64.max`) is a page number a damaged leaf can name: looking

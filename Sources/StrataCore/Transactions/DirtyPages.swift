@@ -100,7 +100,13 @@ struct DirtyPages {
         return removed
     }
 
+    /// Empties the table in place (no new storage: a commit ends with this).
     mutating func removeAll() {
-        self = DirtyPages()
+        guard count > 0 else { return }
+        for index in keys.indices where keys[index] != DirtyPages.empty {
+            keys[index] = DirtyPages.empty
+            buffers[index] = nil
+        }
+        count = 0
     }
 }
