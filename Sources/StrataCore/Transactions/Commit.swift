@@ -23,8 +23,11 @@ extension WriteTransaction {
             if trees[index].isDropped {
                 _ = try name.withBytes { try remove(from: &record, key: $0) }
             } else {
-                let encoded = trees[index].record.encoded
-                _ = try name.withBytes { key in try encoded.withUnsafeBytes { try insert(into: &record, key: key, value: $0, mode: .upsert) } }
+                let treeRecord = trees[index].record
+                try withUnsafeTemporaryAllocation(byteCount: TreeRecord.encodedSize, alignment: 8) { encoded in
+                    treeRecord.encode(into: encoded.baseAddress!)
+                    _ = try name.withBytes { key in try insert(into: &record, key: key, value: UnsafeRawBufferPointer(encoded), mode: .upsert) }
+                }
             }
             record.lastModified = transactionID
             catalog = record

@@ -34,19 +34,32 @@ struct PageAllocator {
 
     static let keySize = 20
 
-    static func key(freedBy: UInt64, writer: UInt64, chunk: UInt32) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: keySize)
-        key.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: freedBy.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: writer.bigEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: chunk.bigEndian, toByteOffset: 16, as: UInt32.self)
-        }
-        return key
+    static func key(freedBy: UInt64, writer: UInt64, chunk: UInt32) -> FreeRecordKey {
+        FreeRecordKey(freedBy: freedBy, writer: writer, chunk: chunk)
     }
 
     /// Page numbers per free-tree record: small enough to stay inline in a leaf.
     static func chunkCapacity(pageSize: Int) -> Int {
         (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - keySize - 2) / 8
+    }
+}
+
+/// A free-tree key built on the stack (a heap-allocated array per key was a visible share of
+/// small commits): `freedBy` u64 BE, `writer` u64 BE, `chunk` u32 BE, 20 bytes.
+struct FreeRecordKey: BytesConvertible {
+    /// A homogeneous tuple is laid out contiguously; the key is its first `keySize` bytes.
+    private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+    init(freedBy: UInt64, writer: UInt64, chunk: UInt32) {
+        withUnsafeMutableBytes(of: &words) { raw in
+            raw.storeBytes(of: freedBy.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: writer.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: chunk.bigEndian, toByteOffset: 16, as: UInt32.self)
+        }
+    }
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<PageAllocator.keySize])) }
     }
 }
 
@@ -199,18 +212,18 @@ extension WriteTransaction {
         throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list did not settle while it was saved")
     }
 
-    private func deleteFreeRecord(key: [UInt8]) throws {
+    private func deleteFreeRecord(key: FreeRecordKey) throws {
         var record = allocator.freeTree
         defer { allocator.freeTree = record }
-        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
+        _ = try key.withBytes { try remove(from: &record, key: $0) }
         record.lastModified = transactionID
     }
 
-    private func putFreeRecord(key: [UInt8], pages: [UInt64]) throws {
+    private func putFreeRecord(key: FreeRecordKey, pages: [UInt64]) throws {
         var record = allocator.freeTree
         defer { allocator.freeTree = record }
         try pages.withUnsafeBytes { value in
-            _ = try key.withUnsafeBytes { try insert(into: &record, key: $0, value: value, mode: .upsert) }
+            _ = try key.withBytes { try insert(into: &record, key: $0, value: value, mode: .upsert) }
         }
         record.lastModified = transactionID
     }

@@ -53,12 +53,6 @@ public struct TreeRecord: Equatable, Sendable {
         base.storeBytes(of: created, toByteOffset: 56, as: UInt64.self)
     }
 
-    var encoded: [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: TreeRecord.encodedSize)
-        bytes.withUnsafeMutableBytes { encode(into: $0.baseAddress!) }
-        return bytes
-    }
-
     /// A record read from disk must describe a plausible tree before anything follows its root.
     func validate(pageCount: UInt64) -> String? {
         if root == 0 { return depth == 0 && entries == 0 ? nil : "empty tree with depth \(depth) and \(entries) entries" }
