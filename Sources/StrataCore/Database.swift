@@ -60,11 +60,11 @@ public final class Database: Sendable {
             return buffer
         }
 
-        /// Takes back the buffers of a finished transaction (only single pages, only up to a limit).
-        func recycle(_ buffers: [PageBuffer]) {
+        /// Takes back a buffer of a finished transaction (only single pages, only up to a limit).
+        func recycle(_ buffer: PageBuffer) {
             // A ByteView handed out by the transaction may still hold one of these: it stays
             // memory-safe (the buffer lives on) but shows newer bytes, as documented.
-            for buffer in buffers where buffer.pageCount == 1 && spareBuffers.count < WriterSession.spareLimit {
+            if buffer.pageCount == 1 && spareBuffers.count < WriterSession.spareLimit {
                 spareBuffers.append(buffer)
             }
         }

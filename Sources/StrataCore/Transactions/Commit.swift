@@ -12,8 +12,7 @@ extension WriteTransaction {
         defer {
             isActive = false
             access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
-            session.recycle(access.dirty.values)
-            access.dirty.removeAll()
+            access.dirty.drain { session.recycle($0) }
             database.releaseWriter(session)
         }
         // 1. Trees changed by this transaction get their new records in the catalog.

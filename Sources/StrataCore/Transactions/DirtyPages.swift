@@ -100,10 +100,16 @@ struct DirtyPages {
         return removed
     }
 
-    /// Empties the table in place (no new storage: a commit ends with this).
+    /// Empties the table in place (no new storage: a transaction ends with this).
     mutating func removeAll() {
+        drain { _ in }
+    }
+
+    /// Hands every buffer to `body` and empties the table in place, without an intermediate array.
+    mutating func drain(_ body: (PageBuffer) -> Void) {
         guard count > 0 else { return }
         for index in keys.indices where keys[index] != DirtyPages.empty {
+            body(buffers[index]!)
             keys[index] = DirtyPages.empty
             buffers[index] = nil
         }

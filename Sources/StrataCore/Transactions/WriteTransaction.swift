@@ -157,8 +157,7 @@ public final class WriteTransaction: Transaction {
         guard isActive else { return }
         isActive = false
         access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
-        session.recycle(access.dirty.values)
-        access.dirty.removeAll()
+        access.dirty.drain { session.recycle($0) }
         database.releaseWriter(session)
     }
 
