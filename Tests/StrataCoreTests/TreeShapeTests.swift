@@ -48,20 +48,27 @@ import Testing
         }
     }
 
+    /// A store without syncs (the shape tests commit often and never test durability).
+    static func unsyncedStore() throws -> (TemporaryDirectory, Database) {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        return (dir, try Database(path: dir.path, options: options))
+    }
+
+    /// Log keys: long ones keep branch fan-out low, so a few thousand entries make a tree three
+    /// or four levels deep, where whole branches merge.
+    static func logKey(_ n: Int) -> String { String(format: "%012d", n) + String(repeating: "-", count: 120) }
+
     /// A log: appended at the right, trimmed from the left (what a datastore's change log does).
     @Test func trimmingFromTheLeftNeverLeavesAnEmptyPage() throws {
         let seed = testSeed("trimmingFromTheLeft")
         var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try Self.unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         var next = 0
         var oldest = 0
-        // Long keys keep branch fan-out low, so a few thousand entries make a tree three or four
-        // levels deep, where whole branches merge.
-        let padding = String(repeating: "-", count: 120)
-        func key(_ n: Int) -> String { String(format: "%012d", n) + padding }
+        let key = Self.logKey
         for round in 0..<40 {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("log")
@@ -87,14 +94,11 @@ import Testing
     @Test func deleteLeadingMatchesOneByOneDeletes() throws {
         let seed = testSeed("deleteLeading")
         var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try Self.unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         var next = 0
         var oldest = 0
-        let padding = String(repeating: "-", count: 120)
-        func key(_ n: Int) -> String { String(format: "%012d", n) + padding }
+        let key = Self.logKey
         func value(_ n: Int) -> [UInt8] { [UInt8](repeating: UInt8(n % 251), count: n % 97 == 0 ? 9000 : 8 + n % 50) }
         for round in 0..<40 {
             try db.write { tx in
