@@ -31,6 +31,9 @@ struct CommitCadence {
 
     /// Commit times, oldest first, strictly increasing.
     private(set) var commits: [UInt64] = []
+    /// The next commit's forecast, or nil while the recent commits keep no steady period. Computed
+    /// once per commit (the poller reads it on every wake-up).
+    private(set) var forecast: Forecast?
 
     mutating func recordCommit(at time: UInt64) {
         if let last = commits.last {
@@ -41,12 +44,10 @@ struct CommitCadence {
         }
         commits.append(time)
         if commits.count > CommitCadence.remembered { commits.removeFirst() }
+        forecast = CommitCadence.forecast(from: commits)
     }
 
-    /// Forgets the rhythm (the writer stopped, or the observer moved to another store).
-    mutating func reset() { commits.removeAll() }
-
-    /// The next commit's forecast, or nil while the recent commits keep no steady period.
+    /// The forecast `commits` support.
     ///
     /// The period is the median slope over every pair of remembered commits (Theil–Sen), so one
     /// late commit moves it by nothing and the writer's jitter is averaged over long spans. Every
@@ -55,7 +56,7 @@ struct CommitCadence {
     /// writer that commits on a fixed clock: after one late commit the next is back on the clock,
     /// which older commits predict and the late one does not. The writer counts as steady while
     /// the projections agree within half a period.
-    var forecast: Forecast? {
+    static func forecast(from commits: [UInt64]) -> Forecast? {
         guard commits.count > CommitCadence.periodsNeeded else { return nil }
         var slopes: [UInt64] = []
         slopes.reserveCapacity(commits.count * (commits.count - 1) / 2)

@@ -34,10 +34,6 @@ struct PageAllocator {
 
     static let keySize = 20
 
-    static func key(freedBy: UInt64, writer: UInt64, chunk: UInt32) -> FreeRecordKey {
-        FreeRecordKey(freedBy: freedBy, writer: writer, chunk: chunk)
-    }
-
     /// Page numbers per free-tree record: small enough to stay inline in a leaf.
     static func chunkCapacity(pageSize: Int) -> Int {
         (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - keySize - 2) / 8
@@ -123,7 +119,7 @@ extension WriteTransaction {
         // instead of touching both ends, and the pages reused are the recently written ones.
         let cursor = Cursor(access: access, record: allocator.freeTree)
         guard allocator.reuseLimit > 0,
-              try cursor.seekLast(atOrBefore: PageAllocator.key(freedBy: allocator.reuseLimit - 1, writer: .max, chunk: .max)) else {
+              try cursor.seekLast(atOrBefore: FreeRecordKey(freedBy: allocator.reuseLimit - 1, writer: .max, chunk: .max)) else {
             allocator.freeTreeExhausted = true
             return false
         }
@@ -188,7 +184,7 @@ extension WriteTransaction {
                 // Chunks before `recordedFreed / capacity` are complete and unchanged.
                 for chunk in stride(from: (recordedFreed / capacity) * capacity, to: total, by: capacity) {
                     let slice = Array(allocator.freed[chunk..<min(total, chunk + capacity)])
-                    try putFreeRecord(key: PageAllocator.key(freedBy: transactionID, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
+                    try putFreeRecord(key: FreeRecordKey(freedBy: transactionID, writer: transactionID, chunk: UInt32(chunk / capacity)), pages: slice)
                 }
                 recordedFreed = total
                 continue
@@ -198,10 +194,10 @@ extension WriteTransaction {
                 let chunks = (leftover.count + capacity - 1) / capacity
                 for chunk in 0..<chunks {
                     let slice = Array(leftover[(chunk * capacity)..<min(leftover.count, (chunk + 1) * capacity)])
-                    try putFreeRecord(key: PageAllocator.key(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(chunk)), pages: slice)
+                    try putFreeRecord(key: FreeRecordKey(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(chunk)), pages: slice)
                 }
                 for stale in chunks..<max(chunks, reusableChunks) {
-                    try deleteFreeRecord(key: PageAllocator.key(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(stale)))
+                    try deleteFreeRecord(key: FreeRecordKey(freedBy: leftoverFreedBy, writer: transactionID, chunk: UInt32(stale)))
                 }
                 reusableChunks = chunks
                 recordedReusable = leftover
