@@ -189,24 +189,25 @@ import Testing
             let b = try tx.openOrCreateTree("b")
             for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(i)", in: b) }
         }
-        let (leaf, victim, pageSize, pageCount) = try db0.read { tx in
-            (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize, tx.pageCount)
+        let (leaf, victim, pageSize) = try db0.read { tx in
+            (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize)
         }
         db0.close()
         let data = dir.path + "/data"
         var page = try read(data, at: leaf * UInt64(pageSize), count: pageSize)
-        // Find the overflow run's number in the leaf's one node (the 8 bytes naming a page of kind
-        // overflow) and point it at tree b's root instead.
-        var patched = false
-        for offset in stride(from: PageLayout.headerSize, through: pageSize - 8, by: 1) where !patched {
-            let value = page[offset..<offset + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            guard value >= PageLayout.metaPageCount, value != leaf, value != victim, value < pageCount else { continue }
-            let header = try read(data, at: value * UInt64(pageSize) + UInt64(PageLayout.kindOffset), count: 1)
-            guard header[0] == PageKind.overflow.rawValue else { continue }
-            withUnsafeBytes(of: victim) { page.replaceSubrange(offset..<offset + 8, with: $0) }
-            patched = true
+        // The leaf's one node (slot 0): u8 flags, u8, u16 key length, u32 value length, key, then
+        // the u64 overflow page number, which is pointed at tree b's root instead. (Searching the
+        // page for the number is not reliable: the free gap of a recycled buffer holds stale bytes.)
+        func load<T: FixedWidthInteger>(_ offset: Int, as: T.Type) -> T {
+            page[offset..<offset + MemoryLayout<T>.size].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
         }
-        try #require(patched, "no overflow pointer found in leaf \(leaf)")
+        let node = Int(load(PageLayout.headerSize, as: UInt16.self))
+        try #require(page[node] & LeafFlags.overflow != 0, "slot 0 of leaf \(leaf) is not an overflow node")
+        let pointer = node + PageLayout.leafNodeHeader + Int(load(node + 2, as: UInt16.self))
+        let run = load(pointer, as: UInt64.self)
+        let header = try read(data, at: run * UInt64(pageSize) + UInt64(PageLayout.kindOffset), count: 1)
+        try #require(header == [PageKind.overflow.rawValue], "leaf \(leaf) names page \(run), not an overflow run")
+        withUnsafeBytes(of: victim) { page.replaceSubrange(pointer..<pointer + 8, with: $0) }
         let checksum = page.withUnsafeBytes { PageBuffer.checksum(of: $0.baseAddress!, byteCount: pageSize) }
         withUnsafeBytes(of: checksum) { page.replaceSubrange(PageLayout.checksumOffset..<PageLayout.checksumOffset + 8, with: $0) }
         try patch(data, at: leaf * UInt64(pageSize), page)
