@@ -76,15 +76,21 @@ import StrataTestFixtures
         #expect(repeated.forecast == nil)
     }
 
-    @Test func thePlanSleepsThroughTheQuietPartOfAPeriodAndPollsAroundTheForecast() throws {
-        var plan = PollingPlan(schedule: .standard, now: Self.start)
-        var now = Self.start
-        for index in 0..<8 {
-            now = Self.start + UInt64(index) * Self.millisecond
-            plan.observedChange(at: now + 5_000, commitTime: now)
-        }
-        now += 5_000
+    /// A plan that has followed `commits` (each seen 5 µs after its stamp), and the time just
+    /// after the last one was seen.
+    static func planFollowing(_ commits: [UInt64], schedule: PollingSchedule) -> (PollingPlan, UInt64) {
+        var plan = PollingPlan(schedule: schedule, now: start)
+        for commit in commits { plan.observedChange(at: commit + 5_000, commitTime: commit) }
+        return (plan, commits.last! + 5_000)
+    }
+
+    @Test func thePlanSleepsThroughTheQuietPartOfAPeriodAndPollsAroundAWideForecast() throws {
+        // Commits alternately 0 and 180 µs late: a window wider than a tenth of the period, too
+        // costly to spin across, so the plan polls through it.
+        let commits = (0..<8).map { Self.start + UInt64($0) * Self.millisecond + ($0 % 2 == 0 ? 0 : 180_000) }
+        var (plan, now) = Self.planFollowing(commits, schedule: .standard)
         let forecast = try #require(plan.forecast)
+        #expect(forecast.latest - forecast.earliest > forecast.period / PollingPlan.narrowWindowDivisor)
         // Right after a commit: one long sleep, ending before the forecast (woken early by the
         // expected sleep overshoot and one poll interval).
         let pause = plan.nextPause(at: now)
@@ -96,7 +102,30 @@ import StrataTestFixtures
         #expect(plan.nextPause(at: forecast.earliest) == PollingSchedule.standard.fastInterval / 4)
         #expect(plan.nextPause(at: forecast.latest) == PollingSchedule.standard.fastInterval / 4)
         // Overdue: back to the ordinary fast interval (the last change is recent).
-        #expect(plan.nextPause(at: forecast.latest + 100_000) == PollingSchedule.standard.fastInterval)
+        now = forecast.latest + 100_000
+        #expect(plan.nextPause(at: now) == PollingSchedule.standard.fastInterval)
+    }
+
+    @Test func aNarrowForecastIsSpunAcrossAndNothingElseIs() throws {
+        let seed = testSeed("narrowForecastSpin")
+        let commits = Self.clockedCommits(8, jitter: 20_000, seed: seed)
+        var (plan, now) = Self.planFollowing(commits, schedule: .standard)
+        let forecast = try #require(plan.forecast, "seed \(seed)")
+        #expect(forecast.latest - forecast.earliest <= forecast.period / PollingPlan.narrowWindowDivisor, "seed \(seed)")
+        // The long sleep ends the expected overshoot before the window, without the poll margin.
+        let wake = now + Clock.nanoseconds(plan.nextPause(at: now))
+        #expect(wake + plan.sleepOvershoot <= forecast.earliest + 1_000, "seed \(seed)")
+        #expect(wake + plan.sleepOvershoot + 5_000 >= forecast.earliest, "seed \(seed)")
+        // Inside the window: spin (pause 0); past it: the ordinary fast interval, never a spin.
+        #expect(plan.nextPause(at: forecast.earliest) == 0, "seed \(seed)")
+        #expect(plan.nextPause(at: forecast.latest) == 0, "seed \(seed)")
+        now = forecast.latest + 100_000
+        #expect(plan.nextPause(at: now) == PollingSchedule.standard.fastInterval, "seed \(seed)")
+
+        // A schedule that asks not to spin polls the same narrow window instead.
+        var polling = Self.planFollowing(commits, schedule: .frugal).0
+        let pollingForecast = try #require(polling.forecast, "seed \(seed)")
+        #expect(polling.nextPause(at: pollingForecast.earliest) == PollingSchedule.frugal.fastInterval / 4)
     }
 
     @Test func aSlowWritersForecastNeverSleepsLongerThanIdling() throws {

@@ -7,7 +7,7 @@ func usage(engines: [EngineKind]) -> String {
     """
     usage: \(Sys.program) [WORKLOAD ...] [--engine \(Options.engineChoices(engines))] [--records N]
            [--batch B] [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
-           [--notify-idle SECONDS] [--notify-schedule standard|uniform|frugal|low-latency|stream]
+           [--notify-idle SECONDS] [--notify-schedule standard|dense|uniform|frugal|low-latency|stream]
     workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
     One JSON line per workload goes to stdout, a summary table to stderr.
     """

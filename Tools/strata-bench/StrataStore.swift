@@ -22,6 +22,7 @@ final class StrataStore: KVStore {
         settings.createIfMissing = options.create
         switch options.notifySchedule {
         case "uniform": schedule = PollingSchedule(followsCadence: false)
+        case "dense": schedule = PollingSchedule(spinsAroundForecast: false)  // cadence, polls instead of spinning
         case "frugal": schedule = .frugal
         case "low-latency": schedule = .lowLatency
         default: schedule = .standard

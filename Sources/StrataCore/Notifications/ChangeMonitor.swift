@@ -38,13 +38,14 @@ public final class ChangeMonitor: @unchecked Sendable {
         /// The most eager subscriber sets the pace.
         static func combinedSchedule(of watched: [ObjectIdentifier: Watched]) -> PollingSchedule {
             var combined = PollingSchedule(fastInterval: .infinity, hotWindow: 0, idleInterval: .infinity,
-                                           spinsWhenHot: false, followsCadence: true)
+                                           spinsWhenHot: false, followsCadence: true, spinsAroundForecast: false)
             for schedule in watched.values.lazy.map(\.schedule) {
                 combined.fastInterval = min(combined.fastInterval, schedule.fastInterval)
                 combined.hotWindow = max(combined.hotWindow, schedule.hotWindow)
                 combined.idleInterval = min(combined.idleInterval, schedule.idleInterval)
                 combined.spinsWhenHot = combined.spinsWhenHot || schedule.spinsWhenHot
                 combined.followsCadence = combined.followsCadence && schedule.followsCadence
+                combined.spinsAroundForecast = combined.spinsAroundForecast || schedule.spinsAroundForecast
             }
             return watched.isEmpty ? .standard : combined
         }
@@ -66,11 +67,8 @@ public final class ChangeMonitor: @unchecked Sendable {
     func subscribe(_ database: Database, trees: Set<String>?, schedule: PollingSchedule) throws -> ChangeStream {
         // The stream starts from the current snapshot: only later commits produce events.
         let (generation, stamps) = try database.read { transaction -> (UInt64, [String: UInt64]) in
-            var stamps: [String: UInt64] = [:]
-            for name in try trees.map({ Array($0) }) ?? transaction.treeNames() {
-                if let tree = try transaction.treeIfPresent(name) { stamps[name] = try transaction.record(of: tree).lastModified }
-            }
-            return (transaction.generation, stamps)
+            let stamps = try transaction.treeStamps()
+            return (transaction.generation, trees.map { names in stamps.filter { names.contains($0.key) } } ?? stamps)
         }
         let stream = ChangeStream(database: database, trees: trees, identifier: ChangeMonitor.serials.add(1, ordering: .relaxed).newValue,
                                   generation: generation, treeStamps: stamps)
@@ -160,7 +158,10 @@ public final class ChangeMonitor: @unchecked Sendable {
         do {
             let transaction = try database.beginRead()
             defer { transaction.end() }
-            for stream in streams { try stream.deliver(from: transaction) }
+            let stamps = try transaction.treeStamps()
+            for stream in streams {
+                stream.deliver(generation: transaction.generation, commitTime: transaction.commitTime, stamps: stamps)
+            }
             // A stream subscribed meanwhile lowered the watched generation: leave it lowered, so
             // the next tick delivers to that stream too (delivery is idempotent for the others).
             state.withLock { state in

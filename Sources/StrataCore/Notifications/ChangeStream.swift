@@ -48,25 +48,20 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     var isFinished: Bool { state.withLock { $0.finished } }
 
-    /// Called by the poller with a read transaction on the new snapshot.
-    func deliver(from transaction: ReadTransaction) throws {
+    /// Called by the poller for a new snapshot: its generation, commit time and every tree's
+    /// last-modifying commit (`ReadTransaction.treeStamps()`).
+    func deliver(generation: UInt64, commitTime: UInt64, stamps snapshotStamps: [String: UInt64]) {
         let (previous, oldStamps) = state.withLock { ($0.generation, $0.treeStamps) }
-        guard transaction.generation > previous else { return }
-        var stamps: [String: UInt64] = [:]
+        guard generation > previous else { return }
+        // A filtered stream remembers only its own trees: one that does not exist counts as
+        // changed when it appears or disappears.
+        let stamps = trees.map { names in snapshotStamps.filter { names.contains($0.key) } } ?? snapshotStamps
         var changed = Set<String>()
-        let names = try trees.map { Array($0) } ?? transaction.treeNames()
-        for name in names {
-            let stamp = try transaction.treeIfPresent(name).map { try transaction.record(of: $0).lastModified }
-            if let stamp { stamps[name] = stamp }
-            if stamp != oldStamps[name] { changed.insert(name) }
-        }
-        if trees == nil {
-            for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
-        }
-        let event = CommitEvent(generation: transaction.generation, previousGeneration: previous,
-                                commitTime: transaction.commitTime, changedTrees: changed)
+        for (name, stamp) in stamps where oldStamps[name] != stamp { changed.insert(name) }
+        for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
+        let event = CommitEvent(generation: generation, previousGeneration: previous, commitTime: commitTime, changedTrees: changed)
         let waiter = state.withLock { state -> CheckedContinuation<CommitEvent?, Never>? in
-            state.generation = transaction.generation
+            state.generation = generation
             state.treeStamps = stamps
             // A filtered observer hears nothing about commits that did not touch its trees.
             if trees != nil && changed.isEmpty { return nil }

@@ -32,17 +32,22 @@ public struct PollingSchedule: Sendable, Equatable {
     /// busy core while commits keep coming.
     public var spinsWhenHot: Bool
     /// Follow a writer that commits at a steady pace: sleep through the quiet part of each period
-    /// and poll every quarter `fastInterval` around the next expected commit (see `CommitCadence`).
+    /// and be watching closely around the next expected commit (see `CommitCadence`).
     /// Irregular writers get the ordinary schedule either way.
     public var followsCadence: Bool
+    /// While following a cadence whose forecast window is narrow (a writer on a steady clock),
+    /// spin (yielding) across that window instead of sleeping between polls: the latency loses
+    /// one thread wake-up, and the CPU cost is about the window's width per commit.
+    public var spinsAroundForecast: Bool
 
     public init(fastInterval: Double = 50e-6, hotWindow: Double = 0.25, idleInterval: Double = 0.05,
-                spinsWhenHot: Bool = false, followsCadence: Bool = true) {
+                spinsWhenHot: Bool = false, followsCadence: Bool = true, spinsAroundForecast: Bool = true) {
         self.fastInterval = fastInterval
         self.hotWindow = hotWindow
         self.idleInterval = idleInterval
         self.spinsWhenHot = spinsWhenHot
         self.followsCadence = followsCadence
+        self.spinsAroundForecast = spinsAroundForecast
     }
 
     /// The default: tens of µs latency while commits flow, 20 wake-ups a second when idle.
@@ -50,5 +55,5 @@ public struct PollingSchedule: Sendable, Equatable {
     /// Spins while hot: a few µs latency at the cost of a core while commits keep coming.
     public static let lowLatency = PollingSchedule(fastInterval: 0, spinsWhenHot: true)
     /// A quarter of the wake-ups of `.standard` while commits flow, for a few hundred µs latency.
-    public static let frugal = PollingSchedule(fastInterval: 200e-6)
+    public static let frugal = PollingSchedule(fastInterval: 200e-6, spinsAroundForecast: false)
 }

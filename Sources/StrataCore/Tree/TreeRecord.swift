@@ -26,6 +26,8 @@ public struct TreeRecord: Equatable, Sendable {
     public internal(set) var created: UInt64 = 0
 
     static let encodedSize = 64
+    /// Where `lastModified` lives in the encoded record (change streams read only this field).
+    static let lastModifiedOffset = 48
 
     init() {}
 
@@ -36,7 +38,7 @@ public struct TreeRecord: Equatable, Sendable {
         leafPages = base.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
         overflowPages = base.loadUnaligned(fromByteOffset: 32, as: UInt64.self)
         depth = Int(base.loadUnaligned(fromByteOffset: 40, as: UInt16.self))
-        lastModified = base.loadUnaligned(fromByteOffset: 48, as: UInt64.self)
+        lastModified = base.loadUnaligned(fromByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self)
         created = base.loadUnaligned(fromByteOffset: 56, as: UInt64.self)
     }
 
@@ -49,7 +51,7 @@ public struct TreeRecord: Equatable, Sendable {
         base.storeBytes(of: UInt16(depth), toByteOffset: 40, as: UInt16.self)
         base.storeBytes(of: UInt16(0), toByteOffset: 42, as: UInt16.self)
         base.storeBytes(of: UInt32(0), toByteOffset: 44, as: UInt32.self)
-        base.storeBytes(of: lastModified, toByteOffset: 48, as: UInt64.self)
+        base.storeBytes(of: lastModified, toByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self)
         base.storeBytes(of: created, toByteOffset: 56, as: UInt64.self)
     }
 

@@ -1,0 +1,24 @@
+extension ReadTransaction {
+    /// Every tree's last-modifying commit in this snapshot, by name, from one walk of the catalog.
+    ///
+    /// Change streams compare these between the generations they report, so a commit's changed
+    /// trees cost one catalog walk per delivery (shared by every stream of the store), not a
+    /// descent per tree per stream. Catalog values are checked for their size before anything is
+    /// read from them: a forged catalog gives `corruptPage`, never an out-of-bounds read.
+    func treeStamps() throws -> [String: UInt64] {
+        try checkActive()
+        var stamps: [String: UInt64] = [:]
+        let cursor = Cursor(access: access, record: catalog)
+        var more = try cursor.first()
+        while more {
+            let name = String(decoding: try cursor.currentKeyBytes(), as: UTF8.self)
+            let value = try cursor.value()
+            guard value.count == TreeRecord.encodedSize else {
+                throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(value.count) bytes")
+            }
+            stamps[name] = value.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self) }
+            more = try cursor.next()
+        }
+        return stamps
+    }
+}
