@@ -174,14 +174,20 @@ func sampleBooks() -> [Book] {
     @Test func cancelledAsyncWriteRollsBack() async throws {
         let store = try Store.inMemory()
         let numbered = try store.datastore(NumberedFormat.self)
+        // The body signals once it has written, then holds the transaction open until the test
+        // has cancelled: the cancellation lands mid-transaction however slow the machine is.
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let task = Task {
             try await store.write { tx in
                 try tx[numbered].persist(Numbered(id: 7, group: 0, score: 0, label: "seven"))
-                Thread.sleep(forTimeInterval: 0.2)
+                started.signal()
+                release.wait()
             }
         }
-        try await Task.sleep(nanoseconds: 50_000_000)
+        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(nanoseconds: 1_000_000) }
         task.cancel()
+        release.signal()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(try await numbered.load(7) == nil)
         try await numbered.persist(Numbered(id: 8, group: 0, score: 0, label: "eight"))
