@@ -36,6 +36,32 @@ import Testing
         onlyA.cancel()
     }
 
+    /// Streams learn what changed from one catalog walk per delivery; it must agree with each
+    /// tree's own record, and forget a dropped tree.
+    @Test func treeStampsAgreeWithEachTreesRecord() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        func stampsAndRecords() throws -> ([String: UInt64], [String: UInt64]) {
+            try db.read { tx in
+                var records: [String: UInt64] = [:]
+                for name in try tx.treeNames() { records[name] = try tx.record(of: try tx.tree(name)).lastModified }
+                return (try tx.treeStamps(), records)
+            }
+        }
+        try db.write { tx in
+            for name in ["a", "b", "c"] { try tx.put("k", "0", in: try tx.createTree(name)) }
+        }
+        let created = db.generation
+        try db.write { tx in try tx.put("k", "1", in: try tx.tree("b")) }
+        var (stamps, records) = try stampsAndRecords()
+        #expect(stamps == records)
+        #expect(stamps == ["a": created, "b": db.generation, "c": created])
+        try db.write { tx in try tx.dropTree(try tx.tree("a")) }
+        (stamps, records) = try stampsAndRecords()
+        #expect(stamps == records)
+        #expect(Set(stamps.keys) == ["b", "c"])
+    }
+
     @Test func cancellingTheTaskEndsTheStream() async throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path)
