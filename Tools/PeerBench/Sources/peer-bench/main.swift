@@ -1,4 +1,12 @@
-// peer-bench: the shared benchmark workloads (StrataBenchKit) on LMDB and SQLite.
+// peer-bench: the shared benchmark workloads (StrataBenchKit) on LMDB and SQLite, including the
+// typed workload (`typed`, see StrataBenchKit/TypedBooks.swift).
+import Glibc
 import StrataBenchKit
 
-BenchMain.run(engines: [LMDBStore.self, SQLiteStore.self])
+var arguments = Array(CommandLine.arguments.dropFirst())
+let typedEngines: [(name: String, open: BookStoreOpener)] = [
+    ("lmdb", { LMDBBookStore(path: $0, durability: $1) }),
+    ("sqlite", { SQLiteBookStore(path: $0, durability: $1) }),
+]
+if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
+BenchMain.run(engines: [LMDBStore.self, SQLiteStore.self], arguments: arguments)

@@ -1,0 +1,158 @@
+// The typed workload on SQLite: one table with the book's columns (id as a 16-byte blob key,
+// WITHOUT ROWID), an index on title and a UNIQUE constraint on isbn, WAL mode, prepared
+// statements bound by hand and reused. That is the ceiling of what a SQLite wrapper such as GRDB
+// reaches (GRDB adds its record decoding and statement cache on top). Reads run in autocommit:
+// each statement is its own read transaction, like each Strata load.
+import CSQLite
+import Foundation
+import Glibc
+import StrataBenchKit
+
+final class SQLiteBookStore: BookStore {
+    private var db: OpaquePointer?
+    private var upsert: OpaquePointer?
+    private var byID: OpaquePointer?
+    private var exists: OpaquePointer?
+    private var byTitle: OpaquePointer?
+    private var byISBN: OpaquePointer?
+    private var begin: OpaquePointer?
+    private var commit: OpaquePointer?
+
+    init(path: String, durability: BookDurability) {
+        mkdir(path, 0o755)
+        let file = path + "/books.db"
+        let rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        if rc != SQLITE_OK { BenchMain.fatal("sqlite3_open_v2 \(file): \(String(cString: sqlite3_errstr(rc)))") }
+        exec("PRAGMA journal_mode=WAL")
+        // NORMAL is GRDB's default in WAL mode: no sync per commit.
+        exec(durability == .full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        exec("""
+            CREATE TABLE IF NOT EXISTS books(id BLOB PRIMARY KEY, title TEXT NOT NULL, author TEXT NOT NULL,
+                isbn TEXT NOT NULL UNIQUE, pages INTEGER NOT NULL, published REAL NOT NULL) WITHOUT ROWID
+            """)
+        exec("CREATE INDEX IF NOT EXISTS books_title ON books(title)")
+        upsert = prepare("INSERT OR REPLACE INTO books(id, title, author, isbn, pages, published) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        byID = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE id = ?1")
+        exists = prepare("SELECT 1 FROM books WHERE id = ?1")
+        byTitle = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE title >= ?1 AND title < ?2 ORDER BY title")
+        byISBN = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE isbn = ?1")
+        begin = prepare("BEGIN")
+        commit = prepare("COMMIT")
+    }
+
+    private func failure(_ what: String) -> Never {
+        BenchMain.fatal("sqlite \(what): \(String(cString: sqlite3_errmsg(db)))")
+    }
+
+    private func exec(_ sql: String) {
+        if sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK { failure(sql) }
+    }
+
+    private func prepare(_ sql: String) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        if sqlite3_prepare_v2(db, sql, -1, &statement, nil) != SQLITE_OK { failure("prepare \(sql)") }
+        return statement
+    }
+
+    private func step(_ statement: OpaquePointer?, _ what: StaticString) {
+        let rc = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        if rc != SQLITE_DONE { failure("\(what)") }
+    }
+
+    /// SQLITE_TRANSIENT: SQLite copies the bound bytes (the Swift strings are temporaries).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private func bind(_ text: String, at index: Int32, in statement: OpaquePointer?) {
+        var text = text
+        text.withUTF8 { bytes in
+            _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                                  Int32(bytes.count), SQLiteBookStore.transient)
+        }
+    }
+
+    private func bind(_ id: UUID, at index: Int32, in statement: OpaquePointer?) {
+        withUnsafeBytes(of: id.uuid) { _ = sqlite3_bind_blob(statement, index, $0.baseAddress, 16, SQLiteBookStore.transient) }
+    }
+
+    private func write(_ book: BenchBook) {
+        bind(book.id, at: 1, in: upsert)
+        bind(book.title, at: 2, in: upsert)
+        bind(book.author, at: 3, in: upsert)
+        bind(book.isbn, at: 4, in: upsert)
+        sqlite3_bind_int64(upsert, 5, Int64(book.pages))
+        sqlite3_bind_double(upsert, 6, book.published.timeIntervalSince1970)
+        step(upsert, "INSERT")
+    }
+
+    private func text(_ statement: OpaquePointer?, _ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The book in the current row of `statement` (columns in the order of the SELECTs above).
+    private func row(_ statement: OpaquePointer?) -> BenchBook {
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        if let blob = sqlite3_column_blob(statement, 0), sqlite3_column_bytes(statement, 0) == 16 {
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: blob, count: 16)) }
+        }
+        return BenchBook(id: UUID(uuid: uuid), title: text(statement, 1), author: text(statement, 2), isbn: text(statement, 3),
+                         pages: Int(sqlite3_column_int64(statement, 4)),
+                         published: Date(timeIntervalSince1970: sqlite3_column_double(statement, 5)))
+    }
+
+    /// Steps `statement` (already bound) for at most one row.
+    private func single(_ statement: OpaquePointer?) -> BenchBook? {
+        defer { sqlite3_reset(statement) }
+        let rc = sqlite3_step(statement)
+        if rc == SQLITE_ROW { return row(statement) }
+        if rc != SQLITE_DONE { failure("SELECT") }
+        return nil
+    }
+
+    func persist(_ books: ArraySlice<BenchBook>) {
+        step(begin, "BEGIN")
+        for book in books { write(book) }
+        step(commit, "COMMIT")
+    }
+
+    func update(_ book: BenchBook) { write(book) }
+
+    func load(id: UUID) -> BenchBook? {
+        bind(id, at: 1, in: byID)
+        return single(byID)
+    }
+
+    func contains(id: UUID) -> Bool {
+        bind(id, at: 1, in: exists)
+        defer { sqlite3_reset(exists) }
+        return sqlite3_step(exists) == SQLITE_ROW
+    }
+
+    func load(titlesFrom lower: String, below upper: String) -> [BenchBook] {
+        bind(lower, at: 1, in: byTitle)
+        bind(upper, at: 2, in: byTitle)
+        defer { sqlite3_reset(byTitle) }
+        var books: [BenchBook] = []
+        var rc = sqlite3_step(byTitle)
+        while rc == SQLITE_ROW {
+            books.append(row(byTitle))
+            rc = sqlite3_step(byTitle)
+        }
+        if rc != SQLITE_DONE { failure("SELECT range") }
+        return books
+    }
+
+    func load(isbn: String) -> BenchBook? {
+        bind(isbn, at: 1, in: byISBN)
+        return single(byISBN)
+    }
+
+    func close() {
+        guard db != nil else { return }
+        for statement in [upsert, byID, exists, byTitle, byISBN, begin, commit] { sqlite3_finalize(statement) }
+        sqlite3_close_v2(db)
+        db = nil
+    }
+}
