@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StrataCore
 
@@ -76,6 +77,36 @@ import Testing
         task.cancel()
         #expect(await task.value <= 1)
         #expect(stream.isFinished)
+    }
+
+    /// Two tasks iterating one stream at once: the second ends at once, and the first still
+    /// gets the next commit (its waiting continuation is never displaced and lost).
+    @Test func aSecondConcurrentIterationEndsAndTheFirstKeepsItsEvents() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let stream = try db.changes()
+        let first = Task { () -> UInt64? in
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()?.generation
+        }
+        // Wait until the first task is suspended in next() (its continuation is stored).
+        while !stream.hasWaitingIteration { try await Task.sleep(nanoseconds: 1_000_000) }
+        let secondEnded = Atomic<Bool>(false)
+        let second = Task { () -> UInt64? in
+            var iterator = stream.makeAsyncIterator()
+            defer { secondEnded.store(true, ordering: .releasing) }
+            return await iterator.next()?.generation
+        }
+        // The second iteration ends at once; the bound only stops a broken one from hanging the
+        // test (it would wait for a commit that never comes).
+        for _ in 0..<10_000 where !secondEnded.load(ordering: .acquiring) { try await Task.sleep(nanoseconds: 1_000_000) }
+        try db.write { tx in try tx.put("k", "1", in: try tx.createTree("t")) }
+        let secondResult = await second.value
+        #expect(secondResult == nil)
+        // Awaited only when the second iteration behaved: had it displaced the first one's
+        // continuation, the first task would never finish.
+        if secondResult == nil { #expect(await first.value == db.generation) }
+        stream.cancel()
     }
 
     @Test func pollerStopsWhenTheLastObserverLeaves() throws {

@@ -66,9 +66,9 @@ public final class ChangeMonitor: @unchecked Sendable {
 
     func subscribe(_ database: Database, trees: Set<String>?, schedule: PollingSchedule) throws -> ChangeStream {
         // The stream starts from the current snapshot: only later commits produce events.
-        let (generation, stamps) = try database.read { transaction -> (UInt64, [String: UInt64]) in
-            let stamps = try transaction.treeStamps()
-            return (transaction.generation, trees.map { names in stamps.filter { names.contains($0.key) } } ?? stamps)
+        let (generation, stamps) = try database.withSnapshot { snapshot -> (UInt64, [String: UInt64]) in
+            let stamps = try snapshot.treeStamps()
+            return (snapshot.generation, trees.map { names in stamps.filter { names.contains($0.key) } } ?? stamps)
         }
         let stream = ChangeStream(database: database, trees: trees, identifier: ChangeMonitor.serials.add(1, ordering: .relaxed).newValue,
                                   generation: generation, treeStamps: stamps)
@@ -156,16 +156,16 @@ public final class ChangeMonitor: @unchecked Sendable {
         let key = ObjectIdentifier(database)
         let streams = state.withLock { $0.watched[key]?.streams.compactMap(\.stream) ?? [] }
         do {
-            let transaction = try database.beginRead()
-            defer { transaction.end() }
-            let stamps = try transaction.treeStamps()
-            for stream in streams {
-                stream.deliver(generation: transaction.generation, commitTime: transaction.commitTime, stamps: stamps)
+            // A snapshot, not a read transaction: the catalog walk is all the delivery reads, and
+            // the stamps it returns stay valid after the snapshot ends.
+            let (generation, commitTime, stamps) = try database.withSnapshot { snapshot in
+                (snapshot.generation, snapshot.commitTime, try snapshot.treeStamps())
             }
+            for stream in streams { stream.deliver(generation: generation, commitTime: commitTime, stamps: stamps) }
             // A stream subscribed meanwhile lowered the watched generation: leave it lowered, so
             // the next tick delivers to that stream too (delivery is idempotent for the others).
             state.withLock { state in
-                if state.watched[key]?.generation == seen { state.watched[key]?.generation = transaction.generation }
+                if state.watched[key]?.generation == seen { state.watched[key]?.generation = generation }
             }
         } catch {
             // A closed store ends its streams; anything else (a full reader table, a snapshot that

@@ -2,7 +2,8 @@ import Synchronization
 
 /// An `AsyncSequence` of `CommitEvent`s for one store, fed by the process's `ChangeMonitor`.
 /// It ends when the iterating task is cancelled or `cancel()` is called; the poller stops when the
-/// last stream of the process ends.
+/// last stream of the process ends. Iterate a stream from one task at a time (subscribe again for
+/// a second observer): a second iteration waiting at the same time ends at once.
 public final class ChangeStream: AsyncSequence, Sendable {
     public typealias Element = CommitEvent
 
@@ -14,7 +15,7 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     struct State {
         var pending: CommitEvent?
-        var waiter: CheckedContinuation<CommitEvent?, Never>?
+        var waiter: UnsafeContinuation<CommitEvent?, Never>?
         var finished = false
         /// Generation and per-tree last-modified stamps the next event is computed against.
         var generation: UInt64
@@ -33,7 +34,7 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     /// Ends the stream; an iteration waiting for the next event returns nil.
     public func cancel() {
-        let waiter = state.withLock { state -> CheckedContinuation<CommitEvent?, Never>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<CommitEvent?, Never>? in
             state.finished = true
             defer { state.waiter = nil }
             return state.waiter
@@ -47,6 +48,8 @@ public final class ChangeStream: AsyncSequence, Sendable {
     }
 
     var isFinished: Bool { state.withLock { $0.finished } }
+    /// Whether an iteration is suspended waiting for the next event (for tests).
+    var hasWaitingIteration: Bool { state.withLock { $0.waiter != nil } }
 
     /// Called by the poller for a new snapshot: its generation, commit time and every tree's
     /// last-modifying commit (`ReadTransaction.treeStamps()`).
@@ -60,7 +63,7 @@ public final class ChangeStream: AsyncSequence, Sendable {
         for (name, stamp) in stamps where oldStamps[name] != stamp { changed.insert(name) }
         for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
         let event = CommitEvent(generation: generation, previousGeneration: previous, commitTime: commitTime, changedTrees: changed)
-        let waiter = state.withLock { state -> CheckedContinuation<CommitEvent?, Never>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<CommitEvent?, Never>? in
             state.generation = generation
             state.treeStamps = stamps
             // A filtered observer hears nothing about commits that did not touch its trees.
@@ -75,15 +78,19 @@ public final class ChangeStream: AsyncSequence, Sendable {
         waiter?.resume(returning: event)
     }
 
+    /// Invariant: the continuation is resumed exactly once — at once, or by whichever of
+    /// `deliver` and `cancel` takes it out of `state.waiter` under the lock. A stream is iterated
+    /// by one task at a time; a second iteration waiting at the same time ends at once (nil)
+    /// rather than displace the first one's continuation, which would then never resume.
     private func next() async -> CommitEvent? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await withUnsafeContinuation { continuation in
                 let immediate: CommitEvent?? = state.withLock { state in
                     if let pending = state.pending {
                         state.pending = nil
                         return .some(pending)
                     }
-                    if state.finished || Task.isCancelled { return .some(nil) }
+                    if state.finished || Task.isCancelled || state.waiter != nil { return .some(nil) }
                     state.waiter = continuation
                     return nil
                 }

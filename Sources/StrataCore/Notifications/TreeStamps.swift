@@ -1,14 +1,14 @@
-extension ReadTransaction {
-    /// Every tree's last-modifying commit in this snapshot, by name, from one walk of the catalog.
+extension PageAccess {
+    /// Every tree's last-modifying commit in the snapshot whose catalog is `catalog`, by name,
+    /// from one walk of the catalog.
     ///
     /// Change streams compare these between the generations they report, so a commit's changed
     /// trees cost one catalog walk per delivery (shared by every stream of the store), not a
     /// descent per tree per stream. Catalog values are checked for their size before anything is
     /// read from them: a forged catalog gives `corruptPage`, never an out-of-bounds read.
-    func treeStamps() throws -> [String: UInt64] {
-        try checkActive()
+    func treeStamps(catalog: TreeRecord) throws -> [String: UInt64] {
         var stamps: [String: UInt64] = [:]
-        let cursor = Cursor(access: access, record: catalog)
+        let cursor = Cursor(access: self, record: catalog)
         var more = try cursor.first()
         while more {
             let name = String(decoding: try cursor.currentKeyBytes(), as: UTF8.self)
@@ -20,5 +20,21 @@ extension ReadTransaction {
             more = try cursor.next()
         }
         return stamps
+    }
+}
+
+extension ReadTransaction {
+    /// Every tree's last-modifying commit in this snapshot, by name (see `PageAccess.treeStamps`).
+    func treeStamps() throws -> [String: UInt64] {
+        try checkActive()
+        return try access.treeStamps(catalog: catalog)
+    }
+}
+
+extension ReadSnapshot {
+    /// Every tree's last-modifying commit in this snapshot, by name (see `PageAccess.treeStamps`).
+    func treeStamps() throws -> [String: UInt64] {
+        try checkActive()
+        return try access.treeStamps(catalog: catalog)
     }
 }

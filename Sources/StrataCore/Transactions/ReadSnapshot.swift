@@ -11,9 +11,11 @@ public struct ReadSnapshot {
     let catalog: TreeRecord
     /// The committed generation this snapshot reads.
     public let generation: UInt64
+    /// When `generation` was committed (ns since 1970, the writer's clock).
+    public let commitTime: UInt64
 
     /// `PageAccess.modificationCount` is bumped when the snapshot ends (it is never modified).
-    private func checkActive() throws {
+    func checkActive() throws {
         guard access.modificationCount == 0 else { throw StrataError.misuse("a ReadSnapshot was used after its withSnapshot call returned") }
     }
 
@@ -55,6 +57,7 @@ extension Database {
         let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
                                 verifiesChecksums: options.verifyChecksums)
         defer { access.modificationCount += 1 }
-        return try body(ReadSnapshot(database: self, access: access, catalog: meta.catalog, generation: meta.transactionID))
+        return try body(ReadSnapshot(database: self, access: access, catalog: meta.catalog, generation: meta.transactionID,
+                                     commitTime: meta.commitTime))
     }
 }
