@@ -40,6 +40,23 @@ import StrataTestFixtures
         #expect(table.count == sample.count && sample.allSatisfy { table[$0] === buffers[0] })
     }
 
+    /// A read transaction's table is never written and has no storage: every query must still
+    /// answer (nothing there), and its first insert must allocate and work.
+    @Test func aTableNeverWrittenAnswersAndThenGrowsOnFirstInsert() {
+        var table = DirtyPages()
+        #expect(table.isEmpty && table.count == 0)
+        #expect(table[2] == nil && table[.max] == nil)
+        #expect(table.removeValue(forKey: 2) == nil)
+        #expect(table.values.isEmpty)
+        table.removeAll()
+        var drained = 0
+        table.drain { _ in drained += 1 }
+        #expect(drained == 0)
+        let buffer = PageBuffer(pageSize: 4096, number: 7)
+        table[7] = buffer
+        #expect(table.count == 1 && table[7] === buffer && table[8] == nil)
+    }
+
     /// The table's empty marker (`UInt64.max`) is a page number a damaged leaf can name: looking
     /// it up or removing it must find nothing and leave the count alone (a miscounted table
     /// stops growing and then probes forever).

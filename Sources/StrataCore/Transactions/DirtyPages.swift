@@ -4,16 +4,18 @@
 /// table (linear probing, at most half full) with a multiplicative hash instead of a `Dictionary`,
 /// whose per-lookup SipHash was a visible share of small commits. Empty slots hold `empty`, which
 /// is no page number (page numbers stay below 2^40).
+///
+/// The storage is allocated by the first insert: every read transaction and snapshot has a
+/// `PageAccess` with a table it never fills, and allocating (then freeing) two arrays for it was
+/// about a tenth of a one-get read transaction.
 struct DirtyPages {
     private static let empty = UInt64.max
-    private var keys: [UInt64]
-    private var buffers: [PageBuffer?]
+    private static let initialCapacity = 32
+    private var keys: [UInt64] = []
+    private var buffers: [PageBuffer?] = []
     private(set) var count = 0
 
-    init() {
-        keys = Array(repeating: DirtyPages.empty, count: 32)
-        buffers = Array(repeating: nil, count: 32)
-    }
+    init() {}
 
     var isEmpty: Bool { count == 0 }
 
@@ -29,7 +31,7 @@ struct DirtyPages {
     @inline(__always)
     private func slot(of key: UInt64) -> Int? {
         // The empty marker is never a key (it would "match" the first empty slot).
-        guard key != DirtyPages.empty else { return nil }
+        guard key != DirtyPages.empty, !keys.isEmpty else { return nil }
         let mask = keys.count - 1
         var index = DirtyPages.home(of: key, mask: mask)
         while true {
@@ -65,8 +67,9 @@ struct DirtyPages {
     private mutating func grow() {
         let oldKeys = keys
         let oldBuffers = buffers
-        keys = Array(repeating: DirtyPages.empty, count: oldKeys.count * 2)
-        buffers = Array(repeating: nil, count: oldKeys.count * 2)
+        let capacity = max(DirtyPages.initialCapacity, oldKeys.count * 2)
+        keys = Array(repeating: DirtyPages.empty, count: capacity)
+        buffers = Array(repeating: nil, count: capacity)
         count = 0
         for index in oldKeys.indices where oldKeys[index] != DirtyPages.empty {
             insert(oldBuffers[index]!, at: oldKeys[index])
