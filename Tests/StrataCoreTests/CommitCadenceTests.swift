@@ -128,6 +128,28 @@ import StrataTestFixtures
         #expect(polling.nextPause(at: pollingForecast.earliest) == PollingSchedule.frugal.fastInterval / 4)
     }
 
+    /// A slow writer with a large jitter can have a window under a tenth of its period that is
+    /// still far too wide to spin across: it is polled instead.
+    @Test func aSlowJitteryWritersWindowIsPolledNotSpun() throws {
+        let period: UInt64 = 500 * Self.millisecond
+        let commits = (0..<8).map { Self.start + UInt64($0) * period + ($0 % 2 == 0 ? 0 : 20 * Self.millisecond) }
+        var plan = Self.planFollowing(commits, schedule: .standard).0
+        let forecast = try #require(plan.forecast)
+        #expect(forecast.latest - forecast.earliest <= forecast.period / PollingPlan.narrowWindowDivisor)
+        #expect(forecast.latest - forecast.earliest > PollingPlan.longestSpin)
+        #expect(plan.nextPause(at: forecast.earliest) == PollingSchedule.standard.fastInterval / 4)
+    }
+
+    /// The poller serves every subscriber of a store with one schedule; which one subscribed
+    /// first must not decide it.
+    @Test(arguments: [PollingSchedule.frugal, .lowLatency, PollingSchedule(spinsAroundForecast: false), PollingSchedule(followsCadence: false)])
+    func mergingSchedulesDoesNotDependOnOrder(other: PollingSchedule) {
+        #expect(PollingSchedule.standard.merged(with: other) == other.merged(with: .standard))
+        let merged = PollingSchedule.standard.merged(with: other)
+        #expect(merged.fastInterval == min(PollingSchedule.standard.fastInterval, other.fastInterval))
+        #expect(merged.spinsAroundForecast == (PollingSchedule.standard.spinsAroundForecast || other.spinsAroundForecast))
+    }
+
     @Test func aSlowWritersForecastNeverSleepsLongerThanIdling() throws {
         var plan = PollingPlan(schedule: .standard, now: Self.start)
         let period = 500 * Self.millisecond

@@ -89,8 +89,10 @@ import Testing
             var iterator = stream.makeAsyncIterator()
             return await iterator.next()?.generation
         }
-        // Wait until the first task is suspended in next() (its continuation is stored).
-        while !stream.hasWaitingIteration { try await Task.sleep(nanoseconds: 1_000_000) }
+        // Wait until the first task is suspended in next() (its continuation is stored); the
+        // bound turns a first iteration that never waits into a failure, not a hang.
+        for _ in 0..<10_000 where !stream.hasWaitingIteration { try await Task.sleep(nanoseconds: 1_000_000) }
+        try #require(stream.hasWaitingIteration)
         let secondEnded = Atomic<Bool>(false)
         let second = Task { () -> UInt64? in
             var iterator = stream.makeAsyncIterator()
@@ -107,6 +109,54 @@ import Testing
         // continuation, the first task would never finish.
         if secondResult == nil { #expect(await first.value == db.generation) }
         stream.cancel()
+    }
+
+    /// A stream that subscribes while a delivery to its store is under way (after the delivery
+    /// took its list of streams) must still hear of the commit that delivery read, even if the
+    /// writer then stops: the delivery must not mark that generation as seen by every stream.
+    @Test func aStreamSubscribedDuringADeliveryHearsOfTheCommitItRaced() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in try tx.put("k", "0", in: try tx.createTree("t")) }
+        let first = try db.changes()
+        let late = Mutex<ChangeStream?>(nil)
+        ChangeMonitor.shared.runOnceDuringNextDelivery(to: db) {
+            // Runs on the poller thread inside the delivery of the next commit.
+            late.withLock { $0 = try? db.changes() }
+            _ = try? db.write { tx in try tx.put("k", "2", in: try tx.tree("t")) }
+        }
+        try db.write { tx in try tx.put("k", "1", in: try tx.tree("t")) }
+        for _ in 0..<10_000 where late.withLock({ $0 }) == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+        let stream = try #require(late.withLock { $0 })
+        // No more commits from here on. The late stream subscribed before the second one.
+        for _ in 0..<5_000 where stream.generation < db.generation { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(stream.generation == db.generation)
+        stream.cancel()
+        first.cancel()
+    }
+
+    /// Filtered streams, driven with plain stamp dictionaries: a watched tree that appears,
+    /// changes, disappears or never exists, and unwatched trees that change.
+    @Test func aFilteredStreamReportsOnlyItsTreesAppearingChangingAndDisappearing() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let stream = ChangeStream(database: db, trees: ["a", "missing"], identifier: .max, generation: 10, treeStamps: [:])
+        var events = stream.makeAsyncIterator()
+        stream.deliver(generation: 11, commitTime: 0, stamps: ["b": 11])                    // unwatched tree only
+        stream.deliver(generation: 12, commitTime: 0, stamps: ["a": 12, "b": 11])           // "a" appears
+        #expect(await events.next()?.changedTrees == ["a"])
+        stream.deliver(generation: 13, commitTime: 0, stamps: ["a": 12, "b": 13])           // "a" unchanged
+        stream.deliver(generation: 14, commitTime: 0, stamps: ["a": 14, "b": 13])           // "a" changes
+        let changed = await events.next()
+        // The view was already at 13: that commit changed none of the stream's trees.
+        #expect(changed?.changedTrees == ["a"] && changed?.previousGeneration == 13 && changed?.generation == 14)
+        stream.deliver(generation: 15, commitTime: 0, stamps: ["b": 13])                    // "a" dropped
+        #expect(await events.next()?.changedTrees == ["a"])
+        stream.deliver(generation: 15, commitTime: 0, stamps: ["a": 15])                    // not newer: ignored
+        stream.deliver(generation: 16, commitTime: 0, stamps: ["b": 16])
+        stream.cancel()
+        #expect(await events.next() == nil)
+        #expect(stream.generation == 16)
     }
 
     @Test func pollerStopsWhenTheLastObserverLeaves() throws {

@@ -185,7 +185,13 @@ func sampleBooks() -> [Book] {
                 release.wait()
             }
         }
-        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(nanoseconds: 1_000_000) }
+        // Bounded: a write that never runs its body fails the test instead of hanging it.
+        var hasStarted = false
+        for _ in 0..<10_000 where !hasStarted {
+            hasStarted = started.wait(timeout: .now()) == .success
+            if !hasStarted { try await Task.sleep(nanoseconds: 1_000_000) }
+        }
+        try #require(hasStarted)
         task.cancel()
         release.signal()
         await #expect(throws: CancellationError.self) { try await task.value }

@@ -21,9 +21,14 @@ public final class ChangeMonitor: @unchecked Sendable {
 
     private struct Watched {
         let database: Database
+        /// The generation every stream of this store has been brought up to.
         var generation: UInt64
         var streams: [WeakStream]
         var schedule: PollingSchedule
+        /// Counts subscriptions. A delivery advances `generation` only if no stream subscribed
+        /// while it ran: a stream it did not deliver to would otherwise be left behind the
+        /// generation it skipped, and hear nothing until the next commit.
+        var subscriptions: UInt64 = 0
     }
 
     private struct State {
@@ -32,22 +37,15 @@ public final class ChangeMonitor: @unchecked Sendable {
         }
         var isRunning = false
         var wakeCount: UInt64 = 0
+        /// Test seam: run once by the next delivery to this store, after it has taken its list of
+        /// streams and before it reads the snapshot (where a subscription can race it).
+        var afterTakingStreams: (store: ObjectIdentifier, body: @Sendable () -> Void)?
         /// The schedule the poller follows, kept up to date with `watched` (not rebuilt per tick).
         private(set) var schedule = PollingSchedule.standard
 
         /// The most eager subscriber sets the pace.
         static func combinedSchedule(of watched: [ObjectIdentifier: Watched]) -> PollingSchedule {
-            var combined = PollingSchedule(fastInterval: .infinity, hotWindow: 0, idleInterval: .infinity,
-                                           spinsWhenHot: false, followsCadence: true, spinsAroundForecast: false)
-            for schedule in watched.values.lazy.map(\.schedule) {
-                combined.fastInterval = min(combined.fastInterval, schedule.fastInterval)
-                combined.hotWindow = max(combined.hotWindow, schedule.hotWindow)
-                combined.idleInterval = min(combined.idleInterval, schedule.idleInterval)
-                combined.spinsWhenHot = combined.spinsWhenHot || schedule.spinsWhenHot
-                combined.followsCadence = combined.followsCadence && schedule.followsCadence
-                combined.spinsAroundForecast = combined.spinsAroundForecast || schedule.spinsAroundForecast
-            }
-            return watched.isEmpty ? .standard : combined
+            watched.values.reduce(nil) { combined, watched in combined?.merged(with: watched.schedule) ?? watched.schedule } ?? .standard
         }
     }
 
@@ -61,14 +59,14 @@ public final class ChangeMonitor: @unchecked Sendable {
 
     /// Whether any stream of this process observes `database`.
     public func isWatching(_ database: Database) -> Bool { state.withLock { $0.watched[ObjectIdentifier(database)] != nil } }
-    /// Poller wake-ups so far (to observe its schedule in tests and benchmarks).
+    /// Poller loop turns so far, wake-ups and spins alike (to observe its schedule in tests and
+    /// benchmarks).
     public var wakeCount: UInt64 { state.withLock { $0.wakeCount } }
 
     func subscribe(_ database: Database, trees: Set<String>?, schedule: PollingSchedule) throws -> ChangeStream {
         // The stream starts from the current snapshot: only later commits produce events.
         let (generation, stamps) = try database.withSnapshot { snapshot -> (UInt64, [String: UInt64]) in
-            let stamps = try snapshot.treeStamps()
-            return (snapshot.generation, trees.map { names in stamps.filter { names.contains($0.key) } } ?? stamps)
+            (snapshot.generation, ChangeStream.stamps(of: trees, in: try snapshot.treeStamps()))
         }
         let stream = ChangeStream(database: database, trees: trees, identifier: ChangeMonitor.serials.add(1, ordering: .relaxed).newValue,
                                   generation: generation, treeStamps: stamps)
@@ -79,9 +77,8 @@ public final class ChangeMonitor: @unchecked Sendable {
             }
             state.watched[key]!.streams.append(WeakStream(stream: stream, identifier: stream.identifier))
             state.watched[key]!.generation = min(state.watched[key]!.generation, generation)
-            if schedule.fastInterval < state.watched[key]!.schedule.fastInterval || schedule.spinsWhenHot {
-                state.watched[key]!.schedule = schedule
-            }
+            state.watched[key]!.subscriptions += 1
+            state.watched[key]!.schedule = state.watched[key]!.schedule.merged(with: schedule)
             defer { state.isRunning = true }
             return !state.isRunning
         }
@@ -151,10 +148,21 @@ public final class ChangeMonitor: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` once, in the next delivery to `database`, between taking the list of streams
+    /// and reading the snapshot (tests use it to subscribe or commit in that window).
+    func runOnceDuringNextDelivery(to database: Database, _ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.afterTakingStreams = (ObjectIdentifier(database), body) }
+    }
+
     /// Computes and hands out the events for one store's streams from one new snapshot.
     private func deliver(_ database: Database, seen: UInt64) {
         let key = ObjectIdentifier(database)
-        let streams = state.withLock { $0.watched[key]?.streams.compactMap(\.stream) ?? [] }
+        let (streams, subscriptions, seam) = state.withLock { state in
+            let seam = state.afterTakingStreams?.store == key ? state.afterTakingStreams?.body : nil
+            if seam != nil { state.afterTakingStreams = nil }
+            return (state.watched[key]?.streams.compactMap(\.stream) ?? [], state.watched[key]?.subscriptions ?? 0, seam)
+        }
+        seam?()
         do {
             // A snapshot, not a read transaction: the catalog walk is all the delivery reads, and
             // the stamps it returns stay valid after the snapshot ends.
@@ -162,10 +170,12 @@ public final class ChangeMonitor: @unchecked Sendable {
                 (snapshot.generation, snapshot.commitTime, try snapshot.treeStamps())
             }
             for stream in streams { stream.deliver(generation: generation, commitTime: commitTime, stamps: stamps) }
-            // A stream subscribed meanwhile lowered the watched generation: leave it lowered, so
-            // the next tick delivers to that stream too (delivery is idempotent for the others).
+            // A stream that subscribed meanwhile got nothing from this delivery: leave the watched
+            // generation where it was, so the next tick delivers again and reaches that stream
+            // too (delivery is idempotent for the others).
             state.withLock { state in
-                if state.watched[key]?.generation == seen { state.watched[key]?.generation = generation }
+                guard let watched = state.watched[key], watched.generation == seen, watched.subscriptions == subscriptions else { return }
+                state.watched[key]!.generation = generation
             }
         } catch {
             // A closed store ends its streams; anything else (a full reader table, a snapshot that
@@ -181,5 +191,21 @@ extension Database {
     public func changes(trees: Set<String>? = nil, schedule: PollingSchedule = .standard) throws -> ChangeStream {
         try checkOpen()
         return try ChangeMonitor.shared.subscribe(self, trees: trees, schedule: schedule)
+    }
+}
+
+extension PollingSchedule {
+    /// The schedule that serves both: the shorter intervals and the longer hot window, each
+    /// eager option if either asks for it, cadence following only if both allow it. Merging is
+    /// order-independent, so which subscriber came first never matters.
+    func merged(with other: PollingSchedule) -> PollingSchedule {
+        var merged = self
+        merged.fastInterval = min(fastInterval, other.fastInterval)
+        merged.hotWindow = max(hotWindow, other.hotWindow)
+        merged.idleInterval = min(idleInterval, other.idleInterval)
+        merged.spinsWhenHot = spinsWhenHot || other.spinsWhenHot
+        merged.followsCadence = followsCadence && other.followsCadence
+        merged.spinsAroundForecast = spinsAroundForecast || other.spinsAroundForecast
+        return merged
     }
 }

@@ -3,7 +3,7 @@ import Synchronization
 /// An `AsyncSequence` of `CommitEvent`s for one store, fed by the process's `ChangeMonitor`.
 /// It ends when the iterating task is cancelled or `cancel()` is called; the poller stops when the
 /// last stream of the process ends. Iterate a stream from one task at a time (subscribe again for
-/// a second observer): a second iteration waiting at the same time ends at once.
+/// a second observer): an iteration that finds another one already waiting ends at once (nil).
 public final class ChangeStream: AsyncSequence, Sendable {
     public typealias Element = CommitEvent
 
@@ -51,14 +51,23 @@ public final class ChangeStream: AsyncSequence, Sendable {
     /// Whether an iteration is suspended waiting for the next event (for tests).
     var hasWaitingIteration: Bool { state.withLock { $0.waiter != nil } }
 
+    /// The stamps a stream observing `trees` (nil: all) remembers from a snapshot's: one lookup
+    /// per observed name, not a pass over the whole catalog.
+    static func stamps(of trees: Set<String>?, in snapshotStamps: [String: UInt64]) -> [String: UInt64] {
+        guard let trees else { return snapshotStamps }
+        var own: [String: UInt64] = [:]
+        for name in trees { if let stamp = snapshotStamps[name] { own[name] = stamp } }
+        return own
+    }
+
     /// Called by the poller for a new snapshot: its generation, commit time and every tree's
-    /// last-modifying commit (`ReadTransaction.treeStamps()`).
+    /// last-modifying commit (`PageAccess.treeStamps`).
     func deliver(generation: UInt64, commitTime: UInt64, stamps snapshotStamps: [String: UInt64]) {
         let (previous, oldStamps) = state.withLock { ($0.generation, $0.treeStamps) }
         guard generation > previous else { return }
         // A filtered stream remembers only its own trees: one that does not exist counts as
         // changed when it appears or disappears.
-        let stamps = trees.map { names in snapshotStamps.filter { names.contains($0.key) } } ?? snapshotStamps
+        let stamps = ChangeStream.stamps(of: trees, in: snapshotStamps)
         var changed = Set<String>()
         for (name, stamp) in stamps where oldStamps[name] != stamp { changed.insert(name) }
         for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
@@ -80,8 +89,8 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     /// Invariant: the continuation is resumed exactly once — at once, or by whichever of
     /// `deliver` and `cancel` takes it out of `state.waiter` under the lock. A stream is iterated
-    /// by one task at a time; a second iteration waiting at the same time ends at once (nil)
-    /// rather than displace the first one's continuation, which would then never resume.
+    /// by one task at a time; an iteration that finds another one already waiting ends at once
+    /// (nil) rather than displace that one's continuation, which would then never resume.
     private func next() async -> CommitEvent? {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in

@@ -6,7 +6,8 @@
 public struct CommitEvent: Sendable, Equatable {
     /// The generation the observer's view is now at.
     public let generation: UInt64
-    /// The generation of the observer's previous event (or of its subscription).
+    /// The generation the observer's view was at before this event: its previous event, its
+    /// subscription, or (for a filtered observer) a later commit that changed none of its trees.
     public let previousGeneration: UInt64
     /// When `generation` was committed (ns since 1970, the writer's clock).
     public let commitTime: UInt64

@@ -19,8 +19,12 @@ struct PollingPlan {
     private var cadence = CommitCadence()
     /// Average overshoot of the plan's long sleeps (ns), learned as it goes.
     private(set) var sleepOvershoot: UInt64 = 30_000
-    /// A forecast spanning at most 1/10 of the period counts as narrow enough to spin across.
+    /// A forecast spanning at most 1/10 of the period, and at most `longestSpin`, counts as
+    /// narrow enough to spin across.
     static let narrowWindowDivisor: UInt64 = 10
+    /// The widest window spun across (ns), whatever the period: a slow writer with a large
+    /// jitter must not cost a tenth of a core in spinning.
+    static let longestSpin: UInt64 = 100_000
 
     /// A plan starts cold (as if the last change were long ago): it backs off from the fast
     /// interval until it sees a change.
@@ -47,11 +51,12 @@ struct PollingPlan {
         let fast = schedule.fastInterval
         if let forecast {
             let poll = Clock.nanoseconds(fast / 4)
-            // A steady writer's window is narrow (its jitter): spinning across it costs about
-            // that width of CPU per commit and takes the sleeping thread's wake-up (15–25 µs on
-            // this VM) out of the latency. A wide window would cost too much spinning.
+            // A steady writer's window is narrow (its jitter): spinning across it costs that
+            // width of CPU per commit, plus the error in the learned sleep overshoot, and takes
+            // the sleeping thread's wake-up (15–25 µs on this VM) out of the latency. A wide
+            // window would cost too much spinning.
             let spins = schedule.spinsAroundForecast
-                && forecast.latest - forecast.earliest <= forecast.period / PollingPlan.narrowWindowDivisor
+                && forecast.latest - forecast.earliest <= min(forecast.period / PollingPlan.narrowWindowDivisor, PollingPlan.longestSpin)
             // Wake early by the measured overshoot of long sleeps, plus one poll interval when
             // polling (a spinner sees the commit the moment it lands, it needs no such margin).
             let lead = sleepOvershoot + (spins ? 0 : poll)
