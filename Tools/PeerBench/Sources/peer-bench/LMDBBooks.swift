@@ -2,8 +2,8 @@
 // 16-byte id with a hand-written binary row (u32-length-prefixed title, author and isbn, then
 // pages as i64 and published as f64), a title index (MDB_DUPSORT: title -> ids) and a unique
 // isbn index (isbn -> id). Persisting reads the old row and rewrites index entries only when
-// their value changed. Reads reuse one read transaction with mdb_txn_reset/renew (LMDB's fastest
-// idiom); each load is still its own snapshot.
+// their value changed (compared as bytes, without decoding the old row). Reads reuse one read
+// transaction with mdb_txn_reset/renew (LMDB's fastest idiom); each load is still its own snapshot.
 import CLMDB
 import Foundation
 import Glibc
@@ -74,13 +74,37 @@ final class LMDBBookStore: BookStore {
         return UUID(uuid: uuid)
     }
 
-    /// Calls `body` with an MDB_val over `bytes` (valid for the call only).
-    private static func withValue<R>(_ bytes: some Sequence<UInt8>, _ body: (inout MDB_val) -> R) -> R {
-        var array = Array(bytes)
-        return array.withUnsafeMutableBytes { raw in
+    /// Calls `body` with an MDB_val over the UTF-8 bytes of `text` (valid for the call only;
+    /// LMDB only reads through it).
+    private static func withValue<R>(_ text: String, _ body: (inout MDB_val) -> R) -> R {
+        var text = text
+        return text.withUTF8 { bytes in
+            var value = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            return body(&value)
+        }
+    }
+
+    private static func withValue<R>(_ bytes: [UInt8], _ body: (inout MDB_val) -> R) -> R {
+        var bytes = bytes
+        return bytes.withUnsafeMutableBytes { raw in
             var value = MDB_val(mv_size: raw.count, mv_data: raw.baseAddress)
             return body(&value)
         }
+    }
+
+    /// The byte ranges of the title and the isbn in a row, bounds-checked.
+    private static func titleAndISBN(in row: UnsafeRawBufferPointer) -> (title: Range<Int>, isbn: Range<Int>) {
+        var offset = 0
+        func next() -> Range<Int> {
+            guard offset + 4 <= row.count else { BenchMain.fatal("lmdb: short row") }
+            let count = Int(UInt32(littleEndian: row.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard offset + 4 + count <= row.count else { BenchMain.fatal("lmdb: short row") }
+            defer { offset += 4 + count }
+            return (offset + 4)..<(offset + 4 + count)
+        }
+        let title = next()
+        _ = next()  // author
+        return (title, next())
     }
 
     private static func withID<R>(_ id: UUID, _ body: (inout MDB_val) -> R) -> R {
@@ -94,28 +118,35 @@ final class LMDBBookStore: BookStore {
     // MARK: Writes
 
     private func write(_ book: BenchBook, in txn: OpaquePointer?) {
-        let old: BenchBook? = LMDBBookStore.withID(book.id) { key in
+        // The old row's title and isbn, copied only when they differ from the new ones (values
+        // returned inside a write transaction are invalid after the next update).
+        var existed = false
+        var oldTitle: [UInt8]?
+        var oldISBN: [UInt8]?
+        LMDBBookStore.withID(book.id) { key in
             var value = MDB_val()
             let rc = mdb_get(txn, books, &key, &value)
-            if rc == MDB_NOTFOUND { return nil }
+            if rc == MDB_NOTFOUND { return }
             check(rc, "mdb_get")
-            return LMDBBookStore.decode(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), id: book.id)
+            existed = true
+            let row = UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+            let (title, isbn) = LMDBBookStore.titleAndISBN(in: row)
+            if !row[title].elementsEqual(book.title.utf8) { oldTitle = Array(row[title]) }
+            if !row[isbn].elementsEqual(book.isbn.utf8) { oldISBN = Array(row[isbn]) }
         }
         LMDBBookStore.withID(book.id) { key in
             LMDBBookStore.withValue(LMDBBookStore.encode(book)) { row in check(mdb_put(txn, books, &key, &row, 0), "mdb_put books") }
-            if old?.title != book.title {
-                if let old {
-                    LMDBBookStore.withValue(old.title.utf8) { title in
-                        check(mdb_del(txn, titles, &title, &key), "mdb_del titles")
-                    }
+            if !existed || oldTitle != nil {
+                if let oldTitle {
+                    LMDBBookStore.withValue(oldTitle) { title in check(mdb_del(txn, titles, &title, &key), "mdb_del titles") }
                 }
-                LMDBBookStore.withValue(book.title.utf8) { title in check(mdb_put(txn, titles, &title, &key, 0), "mdb_put titles") }
+                LMDBBookStore.withValue(book.title) { title in check(mdb_put(txn, titles, &title, &key, 0), "mdb_put titles") }
             }
-            if old?.isbn != book.isbn {
-                if let old {
-                    LMDBBookStore.withValue(old.isbn.utf8) { isbn in check(mdb_del(txn, isbns, &isbn, nil), "mdb_del isbns") }
+            if !existed || oldISBN != nil {
+                if let oldISBN {
+                    LMDBBookStore.withValue(oldISBN) { isbn in check(mdb_del(txn, isbns, &isbn, nil), "mdb_del isbns") }
                 }
-                LMDBBookStore.withValue(book.isbn.utf8) { isbn in
+                LMDBBookStore.withValue(book.isbn) { isbn in
                     check(mdb_put(txn, isbns, &isbn, &key, UInt32(MDB_NOOVERWRITE)), "mdb_put isbns (unique)")
                 }
             }
@@ -171,7 +202,7 @@ final class LMDBBookStore: BookStore {
             defer { mdb_cursor_close(cursor) }
             var ids: [UUID] = []
             let upperBytes = Array(upper.utf8)
-            LMDBBookStore.withValue(lower.utf8) { start in
+            LMDBBookStore.withValue(lower) { start in
                 var key = start
                 var value = MDB_val()
                 var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
@@ -189,7 +220,7 @@ final class LMDBBookStore: BookStore {
 
     func load(isbn: String) -> BenchBook? {
         read { txn in
-            let id: UUID? = LMDBBookStore.withValue(isbn.utf8) { key in
+            let id: UUID? = LMDBBookStore.withValue(isbn) { key in
                 var value = MDB_val()
                 let rc = mdb_get(txn, isbns, &key, &value)
                 if rc == MDB_NOTFOUND { return nil }
