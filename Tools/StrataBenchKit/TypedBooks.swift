@@ -29,7 +29,7 @@ public struct BenchBook: Codable, Identifiable, Sendable, Equatable {
 
     /// Book number `i` of the workload's data set.
     public static func numbered(_ i: Int) -> BenchBook {
-        var mix = BookMix(state: UInt64(i) &* 0x2545_F491_4F6C_DD1D)
+        var mix = SplitMix64(seed: UInt64(i) &* 0x2545_F491_4F6C_DD1D)
         let a = mix.next(), b = mix.next()
         let id = UUID(uuid: withUnsafeBytes(of: (a, b)) { raw in
             (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15])
@@ -38,18 +38,6 @@ public struct BenchBook: Codable, Identifiable, Sendable, Equatable {
         let title = "Title " + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
         return BenchBook(id: id, title: title, author: "Author \(i % 997)", isbn: "978-\(i)",
                          pages: 100 + i % 900, published: Date(timeIntervalSince1970: Double(i) * 3600))
-    }
-}
-
-/// SplitMix64: the workload's deterministic random stream.
-struct BookMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -106,7 +94,7 @@ public struct TypedWorkload {
     }
 
     public func run() throws {
-        var mix = BookMix(state: 7)
+        var mix = SplitMix64(seed: 7)
         let all = (0..<records).map(BenchBook.numbered)
         func insertAll(into store: any BookStore) throws {
             for batch in stride(from: 0, to: records, by: 1000) { try store.persist(all[batch..<min(records, batch + 1000)]) }
