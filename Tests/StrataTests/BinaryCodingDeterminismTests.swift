@@ -37,6 +37,42 @@ struct BinaryCodingDeterminismTests {
         #expect(try encoder.encode(set) == encoder.encode(Set(0..<300)))
     }
 
+    /// The encoder recognises dictionaries and sets whatever their element types, nested inside
+    /// other values too (it looks for them only among one-word types, which both are): built in
+    /// opposite insertion orders from different capacities, each encodes to the same bytes.
+    @Test func everyDictionaryAndSetShapeIsSorted() throws {
+        struct Holder: Codable {
+            var tags: Set<String>
+            var scores: [Int8: Double]
+            var nested: [String: Set<UUID>]
+        }
+        func grown<Key: Hashable, Value>(_ pairs: [(Key, Value)], reversed: Bool) -> [Key: Value] {
+            var dictionary = [Key: Value](minimumCapacity: reversed ? 4096 : 0)
+            for (key, value) in reversed ? pairs.reversed() : pairs { dictionary[key] = value }
+            return dictionary
+        }
+        func grown<Element: Hashable>(_ elements: [Element], reversed: Bool) -> Set<Element> {
+            var set = Set<Element>(minimumCapacity: reversed ? 4096 : 0)
+            for element in reversed ? elements.reversed() : elements { set.insert(element) }
+            return set
+        }
+        let words = (0..<120).map { "w\($0)" }
+        let uuids = (0..<40).map { _ in UUID() }
+        let scores = (-60..<60).map { (Int8($0), Double($0) / 3) }
+        let nested = words.prefix(20).map { ($0, Set(uuids.shuffled().prefix(5))) }
+        for reversed in [false, true] {
+            let other = !reversed
+            #expect(try encoder.encode(grown(words, reversed: reversed)) == encoder.encode(grown(words, reversed: other)))
+            #expect(try encoder.encode(grown(uuids, reversed: reversed)) == encoder.encode(grown(uuids, reversed: other)))
+            #expect(try encoder.encode(grown(scores, reversed: reversed)) == encoder.encode(grown(scores, reversed: other)))
+            let holder = Holder(tags: grown(words, reversed: reversed), scores: grown(scores, reversed: reversed),
+                                nested: grown(nested, reversed: reversed))
+            let mirrored = Holder(tags: grown(words, reversed: other), scores: grown(scores, reversed: other),
+                                  nested: grown(nested, reversed: other))
+            #expect(try encoder.encode(holder) == encoder.encode(mirrored))
+        }
+    }
+
     @Test func sortedOutputStillRoundTrips() throws {
         let decoder = BinaryInstanceDecoder()
         let dictionary = Dictionary(uniqueKeysWithValues: (0..<100).map { (UUID(), "v\($0)") })

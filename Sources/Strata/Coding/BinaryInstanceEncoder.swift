@@ -20,7 +20,14 @@ public struct BinaryInstanceEncoder: Sendable {
     public init() {}
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        try encode(value, after: [])
+    }
+
+    /// Encodes `value` after `prefix` in one buffer (an envelope's header, without a second copy
+    /// of the payload). The sink records absolute positions, so a prefix shifts nothing.
+    func encode<T: Encodable>(_ value: T, after prefix: [UInt8]) throws -> [UInt8] {
         let sink = BinaryEncodingSink()
+        sink.bytes.append(contentsOf: prefix)
         if BinarySpecialValues.appendIfSpecial(value, to: &sink.bytes) {
             return sink.bytes
         }

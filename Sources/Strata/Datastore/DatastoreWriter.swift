@@ -56,7 +56,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     private func store(_ instance: F.Instance, mustBeNew: Bool) throws -> F.Instance? {
         let id = F.identifier(of: instance)
         let idBytes = id.orderedKeyBytes
-        let envelope = try InstanceEnvelope.encode(instance, format: F.self)
+        let envelope = try InstanceEnvelope.encode(instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
         let primary = try writeContext.writableTree(layout.primary)
         let oldEnvelope = try write.get(idBytes, in: primary)
         if mustBeNew, oldEnvelope != nil { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }

@@ -29,16 +29,16 @@ enum InstanceEnvelope {
         return writer.bytes
     }
 
-    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type) throws -> [UInt8] {
-        var bytes = currentPrefix(format: F.self)
+    /// The envelope of `instance`; `currentPrefix` is `currentPrefix(format:)`, computed once
+    /// per datastore.
+    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type, currentPrefix: [UInt8]) throws -> [UInt8] {
         switch F.coding {
-        case .binary: bytes += try BinaryInstanceEncoder().encode(instance)
+        case .binary: return try BinaryInstanceEncoder().encode(instance, after: currentPrefix)
         case .json:
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            bytes += try encoder.encode(instance)
+            return currentPrefix + (try encoder.encode(instance))
         }
-        return bytes
     }
 
     static func decodePayload<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, coding: InstanceCoding) throws -> T {
