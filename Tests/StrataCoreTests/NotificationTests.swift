@@ -42,12 +42,16 @@ import Testing
     @Test func treeStampsAgreeWithEachTreesRecord() throws {
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path)
+        // The snapshot the poller reads, against a read transaction's per-tree records (no
+        // commit runs between the two).
         func stampsAndRecords() throws -> ([String: UInt64], [String: UInt64]) {
-            try db.read { tx in
+            let stamps = try db.withSnapshot { try $0.treeStamps() }
+            let records = try db.read { tx in
                 var records: [String: UInt64] = [:]
                 for name in try tx.treeNames() { records[name] = try tx.record(of: try tx.tree(name)).lastModified }
-                return (try tx.treeStamps(), records)
+                return records
             }
+            return (stamps, records)
         }
         try db.write { tx in
             for name in ["a", "b", "c"] { try tx.put("k", "0", in: try tx.createTree(name)) }

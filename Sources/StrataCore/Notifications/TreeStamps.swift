@@ -23,14 +23,6 @@ extension PageAccess {
     }
 }
 
-extension ReadTransaction {
-    /// Every tree's last-modifying commit in this snapshot, by name (see `PageAccess.treeStamps`).
-    func treeStamps() throws -> [String: UInt64] {
-        try checkActive()
-        return try access.treeStamps(catalog: catalog)
-    }
-}
-
 extension ReadSnapshot {
     /// Every tree's last-modifying commit in this snapshot, by name (see `PageAccess.treeStamps`).
     func treeStamps() throws -> [String: UInt64] {

@@ -18,21 +18,17 @@ final class LMDBBookStore: BookStore {
 
     init(path: String, durability: BookDurability) {
         mkdir(path, 0o755)
-        check(mdb_env_create(&env), "mdb_env_create")
-        check(mdb_env_set_mapsize(env, 64 << 30), "mdb_env_set_mapsize")
-        check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
-        check(mdb_env_open(env, path, durability == .full ? 0 : UInt32(MDB_NOSYNC), 0o644), "mdb_env_open \(path)")
+        LMDB.check(mdb_env_create(&env), "mdb_env_create")
+        LMDB.check(mdb_env_set_mapsize(env, 64 << 30), "mdb_env_set_mapsize")
+        LMDB.check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
+        LMDB.check(mdb_env_open(env, path, durability == .full ? 0 : UInt32(MDB_NOSYNC), 0o644), "mdb_env_open \(path)")
         var txn: OpaquePointer?
-        check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+        LMDB.check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
         let create = UInt32(MDB_CREATE)
-        check(mdb_dbi_open(txn, "books", create, &books), "mdb_dbi_open books")
-        check(mdb_dbi_open(txn, "titles", create | UInt32(MDB_DUPSORT), &titles), "mdb_dbi_open titles")
-        check(mdb_dbi_open(txn, "isbns", create, &isbns), "mdb_dbi_open isbns")
-        check(mdb_txn_commit(txn), "mdb_txn_commit")
-    }
-
-    private func check(_ rc: Int32, _ what: @autoclosure () -> String) {
-        if rc != 0 { BenchMain.fatal("lmdb \(what()): \(String(cString: mdb_strerror(rc)))") }
+        LMDB.check(mdb_dbi_open(txn, "books", create, &books), "mdb_dbi_open books")
+        LMDB.check(mdb_dbi_open(txn, "titles", create | UInt32(MDB_DUPSORT), &titles), "mdb_dbi_open titles")
+        LMDB.check(mdb_dbi_open(txn, "isbns", create, &isbns), "mdb_dbi_open isbns")
+        LMDB.check(mdb_txn_commit(txn), "mdb_txn_commit")
     }
 
     // MARK: Rows
@@ -127,7 +123,7 @@ final class LMDBBookStore: BookStore {
             var value = MDB_val()
             let rc = mdb_get(txn, books, &key, &value)
             if rc == MDB_NOTFOUND { return }
-            check(rc, "mdb_get")
+            LMDB.check(rc, "mdb_get")
             existed = true
             let row = UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
             let (title, isbn) = LMDBBookStore.titleAndISBN(in: row)
@@ -135,19 +131,19 @@ final class LMDBBookStore: BookStore {
             if !row[isbn].elementsEqual(book.isbn.utf8) { oldISBN = Array(row[isbn]) }
         }
         LMDBBookStore.withID(book.id) { key in
-            LMDBBookStore.withValue(LMDBBookStore.encode(book)) { row in check(mdb_put(txn, books, &key, &row, 0), "mdb_put books") }
+            LMDBBookStore.withValue(LMDBBookStore.encode(book)) { row in LMDB.check(mdb_put(txn, books, &key, &row, 0), "mdb_put books") }
             if !existed || oldTitle != nil {
                 if let oldTitle {
-                    LMDBBookStore.withValue(oldTitle) { title in check(mdb_del(txn, titles, &title, &key), "mdb_del titles") }
+                    LMDBBookStore.withValue(oldTitle) { title in LMDB.check(mdb_del(txn, titles, &title, &key), "mdb_del titles") }
                 }
-                LMDBBookStore.withValue(book.title) { title in check(mdb_put(txn, titles, &title, &key, 0), "mdb_put titles") }
+                LMDBBookStore.withValue(book.title) { title in LMDB.check(mdb_put(txn, titles, &title, &key, 0), "mdb_put titles") }
             }
             if !existed || oldISBN != nil {
                 if let oldISBN {
-                    LMDBBookStore.withValue(oldISBN) { isbn in check(mdb_del(txn, isbns, &isbn, nil), "mdb_del isbns") }
+                    LMDBBookStore.withValue(oldISBN) { isbn in LMDB.check(mdb_del(txn, isbns, &isbn, nil), "mdb_del isbns") }
                 }
                 LMDBBookStore.withValue(book.isbn) { isbn in
-                    check(mdb_put(txn, isbns, &isbn, &key, UInt32(MDB_NOOVERWRITE)), "mdb_put isbns (unique)")
+                    LMDB.check(mdb_put(txn, isbns, &isbn, &key, UInt32(MDB_NOOVERWRITE)), "mdb_put isbns (unique)")
                 }
             }
         }
@@ -155,9 +151,9 @@ final class LMDBBookStore: BookStore {
 
     func persist(_ batch: ArraySlice<BenchBook>) {
         var txn: OpaquePointer?
-        check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+        LMDB.check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
         for book in batch { write(book, in: txn) }
-        check(mdb_txn_commit(txn), "mdb_txn_commit")
+        LMDB.check(mdb_txn_commit(txn), "mdb_txn_commit")
     }
 
     func update(_ book: BenchBook) { persist([book][...]) }
@@ -166,9 +162,9 @@ final class LMDBBookStore: BookStore {
 
     private func read<R>(_ body: (OpaquePointer?) -> R) -> R {
         if let reader {
-            check(mdb_txn_renew(reader), "mdb_txn_renew")
+            LMDB.check(mdb_txn_renew(reader), "mdb_txn_renew")
         } else {
-            check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &reader), "mdb_txn_begin(read)")
+            LMDB.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &reader), "mdb_txn_begin(read)")
         }
         defer { mdb_txn_reset(reader) }
         return body(reader)
@@ -179,7 +175,7 @@ final class LMDBBookStore: BookStore {
             var value = MDB_val()
             let rc = mdb_get(txn, books, &key, &value)
             if rc == MDB_NOTFOUND { return nil }
-            check(rc, "mdb_get")
+            LMDB.check(rc, "mdb_get")
             return LMDBBookStore.decode(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), id: id)
         }
     }
@@ -198,7 +194,7 @@ final class LMDBBookStore: BookStore {
     func load(titlesFrom lower: String, below upper: String) -> [BenchBook] {
         read { txn in
             var cursor: OpaquePointer?
-            check(mdb_cursor_open(txn, titles, &cursor), "mdb_cursor_open")
+            LMDB.check(mdb_cursor_open(txn, titles, &cursor), "mdb_cursor_open")
             defer { mdb_cursor_close(cursor) }
             var ids: [UUID] = []
             let upperBytes = Array(upper.utf8)
@@ -212,7 +208,7 @@ final class LMDBBookStore: BookStore {
                     ids.append(LMDBBookStore.id(from: value))
                     rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
                 }
-                if rc != 0 && rc != MDB_NOTFOUND { check(rc, "mdb_cursor_get") }
+                if rc != 0 && rc != MDB_NOTFOUND { LMDB.check(rc, "mdb_cursor_get") }
             }
             return ids.compactMap { book($0, in: txn) }
         }
@@ -224,7 +220,7 @@ final class LMDBBookStore: BookStore {
                 var value = MDB_val()
                 let rc = mdb_get(txn, isbns, &key, &value)
                 if rc == MDB_NOTFOUND { return nil }
-                check(rc, "mdb_get isbns")
+                LMDB.check(rc, "mdb_get isbns")
                 return LMDBBookStore.id(from: value)
             }
             return id.flatMap { book($0, in: txn) }

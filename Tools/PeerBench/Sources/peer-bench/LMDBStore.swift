@@ -12,25 +12,20 @@ final class LMDBStore: KVStore {
     private var dbi: MDB_dbi = 0
 
     init(directory: String, options: OpenOptions) {
-        check(mdb_env_create(&env), "mdb_env_create")
-        check(mdb_env_set_mapsize(env, LMDBStore.mapSize), "mdb_env_set_mapsize")
+        LMDB.check(mdb_env_create(&env), "mdb_env_create")
+        LMDB.check(mdb_env_set_mapsize(env, LMDBStore.mapSize), "mdb_env_set_mapsize")
         var flags: UInt32 = 0
         if !options.durable { flags |= UInt32(MDB_NOSYNC) }
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-        check(mdb_env_open(env, directory, flags, 0o644), "mdb_env_open \(directory)")
+        LMDB.check(mdb_env_open(env, directory, flags, 0o644), "mdb_env_open \(directory)")
         // Resolve the main DB handle once; it stays valid for the life of the environment.
         var t: OpaquePointer?
-        check(mdb_txn_begin(env, nil, options.readOnly ? UInt32(MDB_RDONLY) : 0, &t), "mdb_txn_begin")
-        check(mdb_dbi_open(t, nil, 0, &dbi), "mdb_dbi_open")
-        check(mdb_txn_commit(t), "mdb_txn_commit")
+        LMDB.check(mdb_txn_begin(env, nil, options.readOnly ? UInt32(MDB_RDONLY) : 0, &t), "mdb_txn_begin")
+        LMDB.check(mdb_dbi_open(t, nil, 0, &dbi), "mdb_dbi_open")
+        LMDB.check(mdb_txn_commit(t), "mdb_txn_commit")
     }
 
     deinit { close() }
-
-    @inline(__always)
-    private func check(_ rc: Int32, _ what: @autoclosure () -> String) {
-        if rc != 0 { BenchMain.fatal("lmdb \(what()): \(String(cString: mdb_strerror(rc)))") }
-    }
 
     @inline(__always)
     private static func val(_ b: UnsafeRawBufferPointer) -> MDB_val {
@@ -38,23 +33,23 @@ final class LMDBStore: KVStore {
     }
 
     func beginWrite() {
-        check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin(write)")
+        LMDB.check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin(write)")
     }
 
     @inline(__always)
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         var k = LMDBStore.val(key)
         var v = LMDBStore.val(value)
-        check(mdb_put(txn, dbi, &k, &v, 0), "mdb_put")
+        LMDB.check(mdb_put(txn, dbi, &k, &v, 0), "mdb_put")
     }
 
     func commitWrite() {
-        check(mdb_txn_commit(txn), "mdb_txn_commit")
+        LMDB.check(mdb_txn_commit(txn), "mdb_txn_commit")
         txn = nil
     }
 
     func beginRead() {
-        check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin(read)")
+        LMDB.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin(read)")
     }
 
     @inline(__always)
@@ -63,13 +58,13 @@ final class LMDBStore: KVStore {
         var v = MDB_val()
         let rc = mdb_get(txn, dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
-        check(rc, "mdb_get")
+        LMDB.check(rc, "mdb_get")
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
     func scan(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Int {
         var cursor: OpaquePointer?
-        check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+        LMDB.check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }
         var k = MDB_val()
         var v = MDB_val()
@@ -81,7 +76,7 @@ final class LMDBStore: KVStore {
             count += 1
             rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
         }
-        if rc != MDB_NOTFOUND { check(rc, "mdb_cursor_get") }
+        if rc != MDB_NOTFOUND { LMDB.check(rc, "mdb_cursor_get") }
         return count
     }
 

@@ -27,56 +27,35 @@ final class SQLiteBookStore: BookStore {
     init(path: String, durability: BookDurability, tuning: Tuning) {
         mkdir(path, 0o755)
         let file = path + "/books.db"
-        let rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        if rc != SQLITE_OK { BenchMain.fatal("sqlite3_open_v2 \(file): \(String(cString: sqlite3_errstr(rc)))") }
-        exec("PRAGMA journal_mode=WAL")
+        db = SQLite.open(file, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
+        SQLite.exec(db, "PRAGMA journal_mode=WAL")
         switch (tuning, durability) {
-        case (_, .full): exec("PRAGMA synchronous=FULL")
+        case (_, .full): SQLite.exec(db, "PRAGMA synchronous=FULL")
         // OFF: no sync at all, like Strata's `.none` and LMDB's MDB_NOSYNC.
-        case (.tuned, .unsynced): exec("PRAGMA synchronous=OFF")
+        case (.tuned, .unsynced): SQLite.exec(db, "PRAGMA synchronous=OFF")
         // GRDB's default: no sync per commit, but one at every WAL checkpoint.
-        case (.defaults, .unsynced): exec("PRAGMA synchronous=NORMAL")
+        case (.defaults, .unsynced): SQLite.exec(db, "PRAGMA synchronous=NORMAL")
         }
         if tuning == .tuned {
-            exec("PRAGMA mmap_size=1073741824")
-            exec("PRAGMA cache_size=-262144")
+            SQLite.exec(db, "PRAGMA mmap_size=1073741824")
+            SQLite.exec(db, "PRAGMA cache_size=-262144")
         }
-        exec("""
+        SQLite.exec(db, """
             CREATE TABLE IF NOT EXISTS books(id BLOB PRIMARY KEY, title TEXT NOT NULL, author TEXT NOT NULL,
                 isbn TEXT NOT NULL UNIQUE, pages INTEGER NOT NULL, published REAL NOT NULL) WITHOUT ROWID
             """)
-        exec("CREATE INDEX IF NOT EXISTS books_title ON books(title)")
-        upsert = prepare("""
+        SQLite.exec(db, "CREATE INDEX IF NOT EXISTS books_title ON books(title)")
+        upsert = SQLite.prepare(db, """
             INSERT INTO books(id, title, author, isbn, pages, published) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT(id) DO UPDATE SET title = excluded.title, author = excluded.author, isbn = excluded.isbn,
                 pages = excluded.pages, published = excluded.published
             """)
-        byID = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE id = ?1")
-        exists = prepare("SELECT 1 FROM books WHERE id = ?1")
-        byTitle = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE title >= ?1 AND title < ?2 ORDER BY title")
-        byISBN = prepare("SELECT id, title, author, isbn, pages, published FROM books WHERE isbn = ?1")
-        begin = prepare("BEGIN")
-        commit = prepare("COMMIT")
-    }
-
-    private func failure(_ what: String) -> Never {
-        BenchMain.fatal("sqlite \(what): \(String(cString: sqlite3_errmsg(db)))")
-    }
-
-    private func exec(_ sql: String) {
-        if sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK { failure(sql) }
-    }
-
-    private func prepare(_ sql: String) -> OpaquePointer? {
-        var statement: OpaquePointer?
-        if sqlite3_prepare_v2(db, sql, -1, &statement, nil) != SQLITE_OK { failure("prepare \(sql)") }
-        return statement
-    }
-
-    private func step(_ statement: OpaquePointer?, _ what: StaticString) {
-        let rc = sqlite3_step(statement)
-        sqlite3_reset(statement)
-        if rc != SQLITE_DONE { failure("\(what)") }
+        byID = SQLite.prepare(db, "SELECT id, title, author, isbn, pages, published FROM books WHERE id = ?1")
+        exists = SQLite.prepare(db, "SELECT 1 FROM books WHERE id = ?1")
+        byTitle = SQLite.prepare(db, "SELECT id, title, author, isbn, pages, published FROM books WHERE title >= ?1 AND title < ?2 ORDER BY title")
+        byISBN = SQLite.prepare(db, "SELECT id, title, author, isbn, pages, published FROM books WHERE isbn = ?1")
+        begin = SQLite.prepare(db, "BEGIN")
+        commit = SQLite.prepare(db, "COMMIT")
     }
 
     /// SQLITE_TRANSIENT: SQLite copies the bound bytes (the Swift strings are temporaries).
@@ -101,7 +80,7 @@ final class SQLiteBookStore: BookStore {
         bind(book.isbn, at: 4, in: upsert)
         sqlite3_bind_int64(upsert, 5, Int64(book.pages))
         sqlite3_bind_double(upsert, 6, book.published.timeIntervalSince1970)
-        step(upsert, "INSERT")
+        SQLite.stepDone(db, upsert, "INSERT")
     }
 
     private func text(_ statement: OpaquePointer?, _ column: Int32) -> String {
@@ -126,14 +105,14 @@ final class SQLiteBookStore: BookStore {
         defer { sqlite3_reset(statement) }
         let rc = sqlite3_step(statement)
         if rc == SQLITE_ROW { return row(statement) }
-        if rc != SQLITE_DONE { failure("SELECT") }
+        if rc != SQLITE_DONE { SQLite.failure(db, "SELECT") }
         return nil
     }
 
     func persist(_ books: ArraySlice<BenchBook>) {
-        step(begin, "BEGIN")
+        SQLite.stepDone(db, begin, "BEGIN")
         for book in books { write(book) }
-        step(commit, "COMMIT")
+        SQLite.stepDone(db, commit, "COMMIT")
     }
 
     func update(_ book: BenchBook) { write(book) }
@@ -159,7 +138,7 @@ final class SQLiteBookStore: BookStore {
             books.append(row(byTitle))
             rc = sqlite3_step(byTitle)
         }
-        if rc != SQLITE_DONE { failure("SELECT range") }
+        if rc != SQLITE_DONE { SQLite.failure(db, "SELECT range") }
         return books
     }
 

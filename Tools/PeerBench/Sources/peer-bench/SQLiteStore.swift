@@ -19,59 +19,35 @@ final class SQLiteStore: KVStore {
         let path = directory + "/kv.db"
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         if options.create { flags |= SQLITE_OPEN_CREATE }
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
-        if rc != SQLITE_OK { BenchMain.fatal("sqlite3_open_v2 \(path): \(String(cString: sqlite3_errstr(rc)))") }
-        sqlite3_busy_timeout(db, 10_000)
-        exec("PRAGMA journal_mode=WAL")
-        exec(options.durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
+        db = SQLite.open(path, flags: flags)
+        SQLite.exec(db, "PRAGMA journal_mode=WAL")
+        SQLite.exec(db, options.durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=OFF")
         if options.create {
-            exec("CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
+            SQLite.exec(db, "CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
         }
-        insertStmt = prepare("INSERT OR REPLACE INTO kv(k, v) VALUES(?1, ?2)")
-        selectStmt = prepare("SELECT v FROM kv WHERE k = ?1")
-        scanStmt = prepare("SELECT k, v FROM kv ORDER BY k")
-        beginStmt = prepare("BEGIN")
-        commitStmt = prepare("COMMIT")
-        versionStmt = prepare("PRAGMA data_version")
+        insertStmt = SQLite.prepare(db, "INSERT OR REPLACE INTO kv(k, v) VALUES(?1, ?2)")
+        selectStmt = SQLite.prepare(db, "SELECT v FROM kv WHERE k = ?1")
+        scanStmt = SQLite.prepare(db, "SELECT k, v FROM kv ORDER BY k")
+        beginStmt = SQLite.prepare(db, "BEGIN")
+        commitStmt = SQLite.prepare(db, "COMMIT")
+        versionStmt = SQLite.prepare(db, "PRAGMA data_version")
     }
 
     deinit { close() }
 
-    private func failure(_ what: String) -> Never {
-        BenchMain.fatal("sqlite \(what): \(String(cString: sqlite3_errmsg(db)))")
-    }
-
-    private func exec(_ sql: String) {
-        if sqlite3_exec(db, sql, nil, nil, nil) != SQLITE_OK { failure(sql) }
-    }
-
-    private func prepare(_ sql: String) -> OpaquePointer? {
-        var stmt: OpaquePointer?
-        if sqlite3_prepare_v2(db, sql, -1, &stmt, nil) != SQLITE_OK { failure("prepare \(sql)") }
-        return stmt
-    }
-
-    /// Steps a statement that returns no rows, then resets it.
-    @inline(__always)
-    private func run(_ stmt: OpaquePointer?, _ what: StaticString) {
-        let rc = sqlite3_step(stmt)
-        sqlite3_reset(stmt)
-        if rc != SQLITE_DONE { failure("\(what)") }
-    }
-
-    func beginWrite() { run(beginStmt, "BEGIN") }
+    func beginWrite() { SQLite.stepDone(db, beginStmt, "BEGIN") }
 
     @inline(__always)
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         // Destructor nil == SQLITE_STATIC: the buffers outlive the step below.
         sqlite3_bind_blob(insertStmt, 1, key.baseAddress, Int32(key.count), nil)
         sqlite3_bind_blob(insertStmt, 2, value.baseAddress, Int32(value.count), nil)
-        run(insertStmt, "INSERT")
+        SQLite.stepDone(db, insertStmt, "INSERT")
     }
 
-    func commitWrite() { run(commitStmt, "COMMIT") }
+    func commitWrite() { SQLite.stepDone(db, commitStmt, "COMMIT") }
 
-    func beginRead() { run(beginStmt, "BEGIN") }
+    func beginRead() { SQLite.stepDone(db, beginStmt, "BEGIN") }
 
     /// Binds and steps the select statement; the caller resets it.
     @inline(__always)
@@ -82,7 +58,7 @@ final class SQLiteStore: KVStore {
             let n = Int(sqlite3_column_bytes(selectStmt, 0))
             return UnsafeRawBufferPointer(start: sqlite3_column_blob(selectStmt, 0), count: n)
         }
-        if rc != SQLITE_DONE { failure("SELECT") }
+        if rc != SQLITE_DONE { SQLite.failure(db, "SELECT") }
         return nil
     }
 
@@ -105,13 +81,13 @@ final class SQLiteStore: KVStore {
             count += 1
             rc = sqlite3_step(scanStmt)
         }
-        if rc != SQLITE_DONE { failure("scan") }
+        if rc != SQLITE_DONE { SQLite.failure(db, "scan") }
         return count
     }
 
     func endRead() {
         sqlite3_reset(selectStmt)
-        run(commitStmt, "COMMIT")
+        SQLite.stepDone(db, commitStmt, "COMMIT")
     }
 
     /// An autocommit SELECT: the read transaction starts at the step and ends at the reset.
@@ -123,7 +99,7 @@ final class SQLiteStore: KVStore {
 
     @inline(__always)
     func commitToken() -> UInt64 {
-        guard sqlite3_step(versionStmt) == SQLITE_ROW else { failure("PRAGMA data_version") }
+        guard sqlite3_step(versionStmt) == SQLITE_ROW else { SQLite.failure(db, "PRAGMA data_version") }
         let v = sqlite3_column_int64(versionStmt, 0)
         sqlite3_reset(versionStmt)
         return UInt64(bitPattern: v)
