@@ -255,7 +255,11 @@ public final class Database: Sendable {
     private func validatedMeta(generation: UInt64) throws -> MetaPage? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
         return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
-            // The writer may be rewriting the other meta, never this one: copy, then validate.
+            // The writer can be rewriting this very slot: a slow reader may still be here when
+            // the writer commits g+1 and then g+2, which reuses the slot of g. The copy is
+            // therefore taken first and trusted only if its checksum validates and it names
+            // `generation` itself; a torn copy or a newer meta fails that check and the caller
+            // retries on the generation then published.
             memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
             guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
                   meta.transactionID == generation else { return nil }

@@ -193,19 +193,3 @@ extension Database {
         return try ChangeMonitor.shared.subscribe(self, trees: trees, schedule: schedule)
     }
 }
-
-extension PollingSchedule {
-    /// The schedule that serves both: the shorter intervals and the longer hot window, each
-    /// eager option if either asks for it, cadence following only if both allow it. Merging is
-    /// order-independent, so which subscriber came first never matters.
-    func merged(with other: PollingSchedule) -> PollingSchedule {
-        var merged = self
-        merged.fastInterval = min(fastInterval, other.fastInterval)
-        merged.hotWindow = max(hotWindow, other.hotWindow)
-        merged.idleInterval = min(idleInterval, other.idleInterval)
-        merged.spinsWhenHot = spinsWhenHot || other.spinsWhenHot
-        merged.followsCadence = followsCadence && other.followsCadence
-        merged.spinsAroundForecast = spinsAroundForecast || other.spinsAroundForecast
-        return merged
-    }
-}

@@ -108,7 +108,10 @@ final class PosixFile: @unchecked Sendable {
         return true
     }
 
-    /// Blocks until the lock is granted. Only for locks held for microseconds (store set-up).
+    /// Blocks the calling thread until the lock is granted, for as long as that takes: store
+    /// set-up waits here for microseconds, and a standby writer (`WriterLockWait.forever`) waits
+    /// here until the current writer's process closes its handle or dies. Never call it from the
+    /// cooperative pool. An interrupted wait (EINTR) is resumed, not reported.
     func lockWaiting(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws {
         var request = flock()
         request.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
