@@ -42,6 +42,29 @@ import Testing
         #expect(throws: StrataError.self) { try readCursor.next() }
     }
 
+    /// Positioning (first, last, seek) re-arms a cursor's modification stamp, so it once let a
+    /// cursor outlive its transaction: after a read ended it read pages its snapshot no longer
+    /// pinned, after a commit it read recycled dirty buffers. Positioning now checks the lease too.
+    @Test func repositioningACursorAfterItsTransactionEndedIsRefused() throws {
+        let (_, db) = try store()
+        let reader = try db.beginRead()
+        let readCursor = try reader.cursor(try reader.tree("t"))
+        reader.end()
+        #expect(throws: StrataError.self) { try readCursor.first() }
+        #expect(throws: StrataError.self) { try readCursor.last() }
+        #expect(throws: StrataError.self) { try readCursor.seek(Array("key 01000".utf8)) }
+
+        let tx = try db.beginWrite()
+        let writeCursor = try tx.cursor(try tx.tree("t"))
+        try tx.put("new", "value", in: try tx.tree("t"))
+        try tx.commit()
+        #expect(throws: StrataError.self) { try writeCursor.first() }
+
+        var escaped: Cursor?
+        try db.read { tx in escaped = try tx.cursor(try tx.tree("t")) }
+        #expect(throws: StrataError.self) { try escaped?.first() }
+    }
+
     @Test func aBodyThatCommitsItselfIsNotAnError() throws {
         let (_, db) = try store()
         let before = db.generation

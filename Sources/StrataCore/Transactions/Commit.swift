@@ -9,12 +9,7 @@ extension WriteTransaction {
         guard !hasFailed else {
             throw StrataError.misuse("an operation of this transaction failed after it had started changing pages; the transaction can only be aborted")
         }
-        defer {
-            isActive = false
-            access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
-            access.dirty.drain { session.recycle($0) }
-            database.releaseWriter(session)
-        }
+        defer { finish() }
         // 1. Trees changed by this transaction get their new records in the catalog.
         for index in trees.indices where trees[index].isDirty {
             var record = catalog

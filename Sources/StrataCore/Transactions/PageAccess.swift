@@ -17,6 +17,18 @@ final class PageAccess {
     let verifiesChecksums: Bool
     /// Incremented by every modification; cursors compare it to detect that their pages moved.
     var modificationCount = 0
+    /// Incremented when the transaction or snapshot using this access ends. A cursor remembers
+    /// the lease it was made in and refuses to move once it changed: after the end its snapshot's
+    /// pages are no longer pinned (a read) or its dirty buffers are recycled (a write), and a
+    /// pooled access may already serve another snapshot. It only grows, so a stale cursor can
+    /// never match again.
+    private(set) var lease = 0
+
+    /// Ends the current lease: cursors and scans made under it stop working.
+    func endLease() {
+        lease += 1
+        modificationCount += 1
+    }
 
     init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool,
          verifiesChecksums: Bool = false) {

@@ -26,7 +26,7 @@ public final class ReadTransaction: Transaction {
     public func end() {
         guard isActive else { return }
         isActive = false
-        access.modificationCount += 1 // invalidates cursors: the snapshot's pages may be reused
+        access.endLease() // invalidates cursors: the snapshot's pages may be reused
         database.readers.releaseSlot(slot)
     }
 }

@@ -155,8 +155,14 @@ public final class WriteTransaction: Transaction {
     /// block throws, and by deinit if neither `commit()` nor `abort()` was called.
     public func abort() {
         guard isActive else { return }
+        finish()
+    }
+
+    /// Ends the transaction after a commit or an abort: cursors stop working (their dirty pages
+    /// are recycled), the buffers go back to the session's pool and the writer is released.
+    func finish() {
         isActive = false
-        access.modificationCount += 1 // invalidates cursors: their dirty pages are recycled
+        access.endLease()
         access.dirty.drain { session.recycle($0) }
         database.releaseWriter(session)
     }

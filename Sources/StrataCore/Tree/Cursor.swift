@@ -9,6 +9,8 @@ public final class Cursor {
     private let depth: Int
     private var path: [(page: Page, index: Int)] = []
     private var modificationStamp: Int
+    /// The access's lease when the cursor was made: positioning is refused once it moved on.
+    private let lease: Int
     private var positioned = false
 
     init(access: PageAccess, record: TreeRecord) {
@@ -16,6 +18,7 @@ public final class Cursor {
         root = record.root
         depth = record.depth
         modificationStamp = access.modificationCount
+        lease = access.lease
         path.reserveCapacity(max(1, record.depth))
     }
 
@@ -28,7 +31,12 @@ public final class Cursor {
         }
     }
 
-    private func reset() {
+    /// Starts a new positioning: the modification stamp is taken afresh (the transaction may
+    /// have changed the tree since), but only within the transaction the cursor was made in.
+    private func reset() throws {
+        guard lease == access.lease else {
+            throw StrataError.misuse("a cursor was used after its transaction ended; create a new cursor in a live transaction")
+        }
         path.removeAll(keepingCapacity: true)
         positioned = false
         modificationStamp = access.modificationCount
@@ -63,7 +71,7 @@ public final class Cursor {
 
     @discardableResult
     public func first() throws -> Bool {
-        reset()
+        try reset()
         guard root != 0 else { return false }
         try descend(from: root, towardsEnd: false)
         positioned = true
@@ -72,7 +80,7 @@ public final class Cursor {
 
     @discardableResult
     public func last() throws -> Bool {
-        reset()
+        try reset()
         guard root != 0 else { return false }
         try descend(from: root, towardsEnd: true)
         positioned = true
@@ -86,7 +94,7 @@ public final class Cursor {
     }
 
     func seek(bytes key: UnsafeRawBufferPointer) throws -> Bool {
-        reset()
+        try reset()
         guard root != 0 else { return false }
         var number = root
         while true {
