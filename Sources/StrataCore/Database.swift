@@ -28,6 +28,8 @@ public final class Database: Sendable {
     let writer: WriterSession?
     /// The newest generation's validated meta and catalog lookups, shared by read transactions.
     let snapshots = SnapshotCache()
+    /// Ended read transactions kept for reuse by `beginRead()` (see `ReadTransactionPool`).
+    let idleReads = ReadTransactionPool()
     private let closed = Atomic<Bool>(false)
 
     /// State only the write path touches, always under `lock`.
@@ -186,6 +188,7 @@ public final class Database: Sendable {
             }
         }
         readers.releaseOwnedSlots(onlyIdle: true)
+        idleReads.drain()
         ChangeMonitor.shared.endStreams(of: self)
     }
 
@@ -212,6 +215,10 @@ public final class Database: Sendable {
         do {
             let meta = try snapshotMeta(slot: slot)
             let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
+            if let reused = idleReads.take() {
+                reused.renew(database: self, meta: meta, slot: slot, base: base)
+                return reused
+            }
             let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
                                     verifiesChecksums: options.verifyChecksums)
             return ReadTransaction(database: self, access: access, meta: meta, slot: slot)
@@ -224,9 +231,19 @@ public final class Database: Sendable {
     /// Runs `body` in a read transaction that ends when it returns.
     @discardableResult
     public func read<Result>(_ body: (ReadTransaction) throws -> Result) throws -> Result {
-        let transaction = try beginRead()
-        defer { transaction.end() }
+        var transaction = try beginRead()
+        defer { endAndRecycle(&transaction) }
         return try body(transaction)
+    }
+
+    /// Ends a read transaction begun for one call, and keeps it for reuse if the call kept no
+    /// reference to it (see `ReadTransactionPool`).
+    func endAndRecycle(_ transaction: inout ReadTransaction) {
+        transaction.end()
+        if isKnownUniquelyReferenced(&transaction) {
+            transaction.park()
+            idleReads.park(transaction)
+        }
     }
 
     /// Registers `slot` on the current generation and returns that generation's meta.

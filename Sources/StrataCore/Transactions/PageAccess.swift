@@ -5,10 +5,11 @@ import CStrataSystem
 /// page count before its address is formed, so a forged number can never read past the file.
 final class PageAccess {
     let pageSize: Int
-    /// Base of the mapping that covers the snapshot.
-    let base: UnsafeRawPointer
+    /// Base of the mapping that covers the snapshot. (Changed only by `renew`, between two
+    /// leases, by the one thread that owns a pooled read transaction: hence unchecked.)
+    @exclusivity(unchecked) private(set) var base: UnsafeRawPointer
     /// Pages `2..<committedPageCount` may be read from the mapping.
-    let committedPageCount: UInt64
+    @exclusivity(unchecked) private(set) var committedPageCount: UInt64
     /// Keeps the mapping alive for `ByteView`s.
     let mapping: FileMapping
     /// Dirty pages of a write transaction, keyed by page number.
@@ -28,6 +29,14 @@ final class PageAccess {
     func endLease() {
         lease += 1
         modificationCount += 1
+    }
+
+    /// Points a read access at another snapshot, for a reused read transaction (after
+    /// `endLease()`: nothing made under the old lease can read through it any more).
+    func renew(base: UnsafeRawPointer, committedPageCount: UInt64) {
+        precondition(!isWritable, "only read accesses are reused")
+        self.base = base
+        self.committedPageCount = committedPageCount
     }
 
     init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool,

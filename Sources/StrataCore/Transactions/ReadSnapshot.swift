@@ -1,7 +1,7 @@
-/// A committed snapshot for the few lookups of one call, without a transaction object: no tree
-/// handles, no per-transaction tree table. It is what a single typed `load` needs; beginning one
-/// costs a reader-slot claim and, for a generation already seen, no meta or catalog decoding
-/// (see `SnapshotCache`).
+/// A committed snapshot for the few lookups of one call, without tree handles or a
+/// per-transaction tree table: what a single typed `load` needs. It borrows the page access of a
+/// pooled read transaction (see `ReadTransactionPool`), so beginning one costs a reader-slot claim
+/// and, for a generation already seen, no meta or catalog decoding (see `SnapshotCache`).
 ///
 /// Valid only inside the `Database.withSnapshot` call that made it: afterwards every method
 /// throws `misuse`, and the views it handed out must not be used (as with `ReadTransaction.end()`).
@@ -13,10 +13,11 @@ public struct ReadSnapshot {
     public let generation: UInt64
     /// When `generation` was committed (ns since 1970, the writer's clock).
     public let commitTime: UInt64
+    /// The access's lease while the snapshot is valid; it moves on when `withSnapshot` returns.
+    let lease: Int
 
-    /// `PageAccess.modificationCount` is bumped when the snapshot ends (it is never modified).
     func checkActive() throws {
-        guard access.modificationCount == 0 else { throw StrataError.misuse("a ReadSnapshot was used after its withSnapshot call returned") }
+        guard access.lease == lease else { throw StrataError.misuse("a ReadSnapshot was used after its withSnapshot call returned") }
     }
 
     /// The record of the tree called `name`, or nil if the snapshot has none.
@@ -45,19 +46,15 @@ public struct ReadSnapshot {
 }
 
 extension Database {
-    /// Runs `body` on the latest committed generation, like `read`, but without creating a
-    /// `ReadTransaction`: for a few point lookups or one scan, where the transaction's setup
-    /// would cost more than the reads.
+    /// Runs `body` on the latest committed generation, like `read`, but with a `ReadSnapshot`
+    /// instead of a `ReadTransaction`: for a few point lookups or one scan by tree name, without
+    /// opening tree handles.
     public func withSnapshot<Result>(_ body: (ReadSnapshot) throws -> Result) throws -> Result {
-        try checkOpen()
-        let slot = try readers.acquireSlot()
-        defer { readers.releaseSlot(slot) }
-        let meta = try snapshotMeta(slot: slot)
-        let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
-        let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
-                                verifiesChecksums: options.verifyChecksums)
-        defer { access.modificationCount += 1 }
-        return try body(ReadSnapshot(database: self, access: access, catalog: meta.catalog, generation: meta.transactionID,
-                                     commitTime: meta.commitTime))
+        // A pooled read transaction lends its access; no transaction object is created.
+        var transaction = try beginRead()
+        defer { endAndRecycle(&transaction) }
+        let access = transaction.access
+        return try body(ReadSnapshot(database: self, access: access, catalog: transaction.catalog, generation: transaction.generation,
+                                     commitTime: transaction.commitTime, lease: access.lease))
     }
 }

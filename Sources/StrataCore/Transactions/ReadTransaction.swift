@@ -5,11 +5,11 @@
 /// the shared mapping. The writer never reuses a page this snapshot can reach until `end()` (or
 /// deinit) gives the slot back, so values are handed out without copying.
 public final class ReadTransaction: Transaction {
-    private let slot: Int
+    @exclusivity(unchecked) private var slot: Int
     /// When the snapshot's generation was committed (ns since 1970).
-    public let commitTime: UInt64
+    @exclusivity(unchecked) public private(set) var commitTime: UInt64
     /// The snapshot's free-page tree (for verification and statistics).
-    let freeTree: TreeRecord
+    @exclusivity(unchecked) private(set) var freeTree: TreeRecord
     /// The snapshot's high-water mark.
     public var pageCount: UInt64 { access.committedPageCount }
 
@@ -21,6 +21,29 @@ public final class ReadTransaction: Transaction {
     }
 
     deinit { if isActive { database.readers.releaseSlot(slot) } }
+
+    /// Starts another life of an ended transaction taken from the pool, on `meta`'s generation
+    /// read through `slot`. Trees opened in the last life stay known if the generation is the
+    /// same (their records are that generation's); handles from it are refused (new serial).
+    func renew(database: Database, meta: MetaPage, slot: Int, base: UnsafeRawPointer) {
+        owner = database
+        self.slot = slot
+        commitTime = meta.commitTime
+        freeTree = meta.freeTree
+        if generation != meta.transactionID {
+            trees.removeAll(keepingCapacity: true)
+            generation = meta.transactionID
+        }
+        catalog = meta.catalog
+        serial = Transaction.nextSerial()
+        access.renew(base: base, committedPageCount: meta.pageCount)
+        isActive = true
+    }
+
+    /// Readies an ended transaction to wait in the pool: it lets go of its handle.
+    func park() {
+        owner = nil
+    }
 
     /// Ends the transaction and releases its snapshot. Values it handed out must not be used after.
     public func end() {

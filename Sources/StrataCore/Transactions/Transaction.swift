@@ -14,17 +14,22 @@ public struct Tree: Hashable, Sendable, CustomStringConvertible {
 /// `ReadTransaction` reads a committed generation; `WriteTransaction` reads the committed state plus
 /// its own uncommitted changes. A transaction is used by one thread at a time.
 public class Transaction {
-    public let database: Database
+    /// The store this transaction reads.
+    public var database: Database { owner! }
+    /// Strong while the transaction can be used; nil only while an idle read transaction is
+    /// parked in its handle's `ReadTransactionPool` (which must not keep the handle alive).
+    @exclusivity(unchecked) var owner: Database?
     let access: PageAccess
     /// The catalog tree: tree name -> `TreeRecord`.
     var catalog: TreeRecord
     /// Trees opened in this transaction. A transaction touches a handful, so a linear search beats
     /// hashing the name.
-    var trees: [TreeState] = []
-    let serial: UInt64
+    @exclusivity(unchecked) var trees: [TreeState] = []
+    /// Identifies this transaction (or this life of a reused read transaction) in its `Tree` handles.
+    @exclusivity(unchecked) var serial: UInt64
     /// The committed generation this transaction started from.
-    public let generation: UInt64
-    var isActive = true
+    @exclusivity(unchecked) public internal(set) var generation: UInt64
+    @exclusivity(unchecked) var isActive = true
 
     private static let serials = Atomic<UInt64>(1)
 
@@ -37,12 +42,14 @@ public class Transaction {
     }
 
     init(database: Database, access: PageAccess, catalog: TreeRecord, generation: UInt64) {
-        self.database = database
+        owner = database
         self.access = access
         self.catalog = catalog
         self.generation = generation
-        serial = Transaction.serials.add(1, ordering: .relaxed).newValue
+        serial = Transaction.nextSerial()
     }
+
+    static func nextSerial() -> UInt64 { serials.add(1, ordering: .relaxed).newValue }
 
     func checkActive() throws {
         guard isActive else { throw StrataError.closed(what: "transaction") }
