@@ -23,10 +23,7 @@ public struct ReadSnapshot {
     /// The record of the tree called `name`, or nil if the snapshot has none.
     func record(ofTree name: String) throws -> TreeRecord? {
         try checkActive()
-        if let cached = database.snapshots.tree(named: name, generation: generation) { return cached.record }
-        let record = try access.catalogEntry(named: name, in: catalog)
-        database.snapshots.remember(tree: record, named: name, generation: generation)
-        return record
+        return try database.snapshots.tree(named: name, generation: generation, catalog: catalog, access: access)
     }
 
     /// The value stored under `key` in the tree called `name`, without copying; nil if either is missing.

@@ -52,6 +52,16 @@ final class SnapshotCache: Sendable {
         }
     }
 
+    /// The catalog entry `name` of committed `generation` (nil: no such tree), looked up in
+    /// `catalog` through `access` unless an earlier reader of the generation already did.
+    /// The one catalog look-up of every read path (`ReadTransaction`, `ReadSnapshot`).
+    func tree(named name: String, generation: UInt64, catalog: TreeRecord, access: PageAccess) throws -> TreeRecord? {
+        if let cached = tree(named: name, generation: generation) { return cached.record }
+        let record = try access.catalogEntry(named: name, in: catalog)
+        remember(tree: record, named: name, generation: generation)
+        return record
+    }
+
     /// Remembers a validated catalog lookup of `generation` (ignored if that is not the cached one).
     func remember(tree record: TreeRecord?, named name: String, generation: UInt64) {
         entry.withLock { entry in

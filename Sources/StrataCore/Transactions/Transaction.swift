@@ -79,11 +79,8 @@ public class Transaction {
     /// The validated catalog entry `name`. A read transaction's catalog is its generation's, so
     /// the lookup is shared with the other read transactions of that generation (`SnapshotCache`).
     private func catalogRecord(named name: String) throws -> TreeRecord? {
-        let shared = !access.isWritable
-        if shared, let cached = database.snapshots.tree(named: name, generation: generation) { return cached.record }
-        let record = try access.catalogEntry(named: name, in: catalog)
-        if shared { database.snapshots.remember(tree: record, named: name, generation: generation) }
-        return record
+        guard !access.isWritable else { return try access.catalogEntry(named: name, in: catalog) }
+        return try database.snapshots.tree(named: name, generation: generation, catalog: catalog, access: access)
     }
 
     /// Opens the tree called `name`; throws `treeNotFound` if there is none.
