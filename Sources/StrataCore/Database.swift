@@ -108,7 +108,7 @@ public final class Database: Sendable {
 
         var fileSize = try dataFile.size()
         if mode == .readWrite {
-            try Database.acquireWriterLock(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
+            try WriterLock.acquire(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
             // A previous writer may have committed between our first look and the lock.
             newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
             fileSize = try dataFile.size()
@@ -131,47 +131,6 @@ public final class Database: Sendable {
         readers.releaseOwnedSlots(onlyIdle: false)
         lockFile.close()
         dataFile.close()
-    }
-
-    /// The writer lock is taken on the lock file and then on the data file: a writer whose lock
-    /// file was deleted (or replaced) under it still holds the data file's lock, so a second
-    /// writer arriving with a fresh lock file is refused too.
-    private static func acquireWriterLock(_ lockFile: LockFile, dataFile: PosixFile, path: String, wait: WriterLockWait) throws {
-        try acquireLockFileWriterLock(lockFile, path: path, wait: wait)
-        let deadline: UInt64? = {
-            switch wait {
-            case .fail: return Clock.monotonicNanoseconds()
-            case .wait(let seconds): return Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
-            case .forever: return nil
-            }
-        }()
-        while try !dataFile.tryLock(offset: LockFile.writerLockByte) {
-            if let deadline, Clock.monotonicNanoseconds() >= deadline {
-                lockFile.file.unlock(offset: LockFile.writerLockByte)
-                throw StrataError.writerLocked(path: path, holderPID: 0)
-            }
-            usleep(2000)
-        }
-    }
-
-    private static func acquireLockFileWriterLock(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
-        if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
-        let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
-        switch wait {
-        case .fail:
-            throw StrataError.writerLocked(path: path, holderPID: holder())
-        case .forever:
-            try lockFile.file.lockWaiting(offset: LockFile.writerLockByte)
-        case .wait(let seconds):
-            let deadline = Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
-            var pause: UInt32 = 500
-            while Clock.monotonicNanoseconds() < deadline {
-                usleep(pause)
-                pause = min(pause * 2, 20_000)
-                if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
-            }
-            throw StrataError.writerLockTimedOut(path: path, holderPID: holder(), seconds: seconds)
-        }
     }
 
     /// Releases the writer lock (read-write handles) and idle reader slots. Transactions already

@@ -1,0 +1,48 @@
+import Glibc
+
+/// The one-writer rule: a read-write handle holds an exclusive open-file-description lock on
+/// `LockFile.writerLockByte` of the lock file, and of the data file, for its whole life. The
+/// kernel drops both when the holder closes them or dies, so a standby writer
+/// (`WriterLockWait.forever`) takes over without any cleanup.
+enum WriterLock {
+    /// The writer lock is taken on the lock file and then on the data file: a writer whose lock
+    /// file was deleted (or replaced) under it still holds the data file's lock, so a second
+    /// writer arriving with a fresh lock file is refused too.
+    static func acquire(_ lockFile: LockFile, dataFile: PosixFile, path: String, wait: WriterLockWait) throws {
+        try acquireOnLockFile(lockFile, path: path, wait: wait)
+        let deadline: UInt64? = {
+            switch wait {
+            case .fail: return Clock.monotonicNanoseconds()
+            case .wait(let seconds): return Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
+            case .forever: return nil
+            }
+        }()
+        while try !dataFile.tryLock(offset: LockFile.writerLockByte) {
+            if let deadline, Clock.monotonicNanoseconds() >= deadline {
+                lockFile.file.unlock(offset: LockFile.writerLockByte)
+                throw StrataError.writerLocked(path: path, holderPID: 0)
+            }
+            usleep(2000)
+        }
+    }
+
+    private static func acquireOnLockFile(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
+        if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
+        let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
+        switch wait {
+        case .fail:
+            throw StrataError.writerLocked(path: path, holderPID: holder())
+        case .forever:
+            try lockFile.file.lockWaiting(offset: LockFile.writerLockByte)
+        case .wait(let seconds):
+            let deadline = Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
+            var pause: UInt32 = 500
+            while Clock.monotonicNanoseconds() < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 20_000)
+                if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
+            }
+            throw StrataError.writerLockTimedOut(path: path, holderPID: holder(), seconds: seconds)
+        }
+    }
+}
