@@ -42,31 +42,12 @@ public final class Cursor {
         modificationStamp = access.modificationCount
     }
 
-    /// Every leaf sits at exactly the tree's depth and holds at least one entry; anything else is a
-    /// corrupt (or cyclic) file.
-    private func checkLeaf(_ page: Page) throws {
-        guard path.count == depth, page.count > 0 else {
-            throw StrataError.corruptPage(page: page.number, reason: "leaf at level \(path.count) of a tree of depth \(depth), \(page.count) entries")
-        }
-    }
-
-    /// Descends from `page` to a leaf, always taking the first (or last) child.
+    /// Descends from `number` (the child of the last page on the path) to a leaf, always taking
+    /// the first (or last) child, and ends the path at that leaf's first (or last) entry.
     private func descend(from number: UInt64, towardsEnd: Bool) throws {
-        var number = number
-        while true {
-            guard path.count < depth else {
-                throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree's depth \(depth): a cycle or a damaged tree")
-            }
-            let page = try access.page(number)
-            if page.isLeaf {
-                path.append((page, towardsEnd ? page.count - 1 : 0))
-                try checkLeaf(page)
-                return
-            }
-            let index = towardsEnd ? page.count - 1 : 0
-            path.append((page, index))
-            number = try page.child(index)
-        }
+        let found = try access.descend(from: number, level: path.count + 1, depth: depth, towards: towardsEnd ? .last : .first,
+                                       passing: { path.append(($0, $1)) })
+        path.append((found.leaf, found.index))
     }
 
     @discardableResult
@@ -96,17 +77,8 @@ public final class Cursor {
     func seek(bytes key: UnsafeRawBufferPointer) throws -> Bool {
         try reset()
         guard root != 0 else { return false }
-        var number = root
-        while true {
-            guard path.count < depth else {
-                throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree's depth \(depth): a cycle or a damaged tree")
-            }
-            let page = try access.page(number)
-            let (index, _) = try page.search(key)
-            path.append((page, index))
-            if page.isLeaf { try checkLeaf(page); break }
-            number = try page.child(index)
-        }
+        let found = try access.descend(from: root, level: 1, depth: depth, towards: .key(key), passing: { path.append(($0, $1)) })
+        path.append((found.leaf, found.index))
         if path[path.count - 1].index >= path[path.count - 1].page.count {
             // Past the end of this leaf: the answer is the first entry of the next leaf.
             positioned = true
@@ -132,15 +104,8 @@ public final class Cursor {
             level -= 1
             if path[level].index + 1 < path[level].page.count {
                 path[level].index += 1
-                var number = try path[level].page.child(path[level].index)
                 path.removeSubrange((level + 1)...)
-                while true {
-                    let page = try access.page(number)
-                    path.append((page, 0))
-                    if page.isLeaf { try checkLeaf(page); break }
-                    guard path.count < depth else { throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree") }
-                    number = try page.child(0)
-                }
+                try descend(from: try path[level].page.child(path[level].index), towardsEnd: false)
                 return true
             }
         }
@@ -162,15 +127,8 @@ public final class Cursor {
             level -= 1
             if path[level].index > 0 {
                 path[level].index -= 1
-                var number = try path[level].page.child(path[level].index)
                 path.removeSubrange((level + 1)...)
-                while true {
-                    let page = try access.page(number)
-                    path.append((page, page.count - 1))
-                    if page.isLeaf { try checkLeaf(page); break }
-                    guard path.count < depth else { throw StrataError.corruptPage(page: number, reason: "branch deeper than the tree") }
-                    number = try page.child(page.count - 1)
-                }
+                try descend(from: try path[level].page.child(path[level].index), towardsEnd: true)
                 return true
             }
         }

@@ -147,8 +147,7 @@ extension WriteTransaction {
     /// Frees every page of a subtree (a dropped or cleared tree), overflow runs included.
     func freeSubtree(_ number: UInt64, level: Int, depth: Int) throws {
         guard number != 0 else { return }
-        guard level <= depth else { throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(depth)") }
-        let page = try access.page(number)
+        let page = try access.treePage(number, level: level, depth: depth)
         if page.isLeaf {
             for index in 0..<page.count {
                 let node = try page.leaf(index)

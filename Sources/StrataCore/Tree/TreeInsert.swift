@@ -36,11 +36,10 @@ extension WriteTransaction {
         var buffer = try touch(record.root)
         record.root = buffer.number
         var level = 1
-        while buffer.kind == .branch {
-            guard level < record.depth else {
-                throw StrataError.corruptPage(page: buffer.number, reason: "branch below the tree's depth \(record.depth)")
-            }
+        while true {
             let page = try buffer.page()
+            try TreeShape.check(page: buffer.number, isLeaf: page.isLeaf, count: page.count, level: level, depth: record.depth)
+            if page.isLeaf { return (path, buffer) }
             let (index, _) = try page.search(key)
             let childNumber = try page.child(index)
             let child = try touch(childNumber)
@@ -49,10 +48,6 @@ extension WriteTransaction {
             buffer = child
             level += 1
         }
-        guard level == record.depth, buffer.kind == .leaf else {
-            throw StrataError.corruptPage(page: buffer.number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
-        }
-        return (path, buffer)
     }
 
     func insert(into record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, mode: PutMode) throws -> Bool {

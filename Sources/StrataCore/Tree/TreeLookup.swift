@@ -13,30 +13,12 @@ extension PageAccess {
         return record
     }
 
-    /// Point lookup without a cursor: descend from the root, checking depth at every level.
+    /// Point lookup without a cursor: one descent from the root (see `TreeDescent.swift`).
     func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
-        var number = record.root
-        guard number != 0 else { return nil }
-        var level = 1
-        while true {
-            let page = try self.page(number)
-            let (index, exact) = try page.search(key)
-            if page.isLeaf {
-                guard level == record.depth else {
-                    throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
-                }
-                guard exact else { return nil }
-                return try value(of: try page.leaf(index), in: page)
-            }
-            guard level < record.depth else {
-                throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
-            }
-            number = try page.child(index)
-            level += 1
-            // The leaf is where the misses are: ask for all its lines at once, so the binary
-            // search's probes find them arriving instead of fetching one per probe.
-            if level == record.depth { prefetch(number) }
-        }
+        guard record.root != 0 else { return nil }
+        let (leaf, index, exact) = try descend(from: record.root, level: 1, depth: record.depth, towards: .key(key))
+        guard exact else { return nil }
+        return try value(of: try leaf.leaf(index), in: leaf)
     }
 }
 
@@ -67,18 +49,11 @@ extension PageAccess {
             var next: [Int] = []
             next.reserveCapacity(pending.count)
             for slot in pending {
-                let number = pages[slot]
-                let page = try self.page(number)
+                let page = try treePage(pages[slot], level: level, depth: record.depth)
                 let (index, exact) = try keys[slot].withUnsafeBytes { try page.search($0) }
                 if page.isLeaf {
-                    guard level == record.depth else {
-                        throw StrataError.corruptPage(page: number, reason: "leaf at level \(level) of a tree of depth \(record.depth)")
-                    }
                     if exact { results[slot] = try value(of: try page.leaf(index), in: page) }
                     continue
-                }
-                guard level < record.depth else {
-                    throw StrataError.corruptPage(page: number, reason: "branch below the tree's depth \(record.depth): a cycle or a damaged tree")
                 }
                 let child = try page.child(index)
                 pages[slot] = child

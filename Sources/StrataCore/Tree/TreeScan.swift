@@ -10,34 +10,18 @@ struct TreeScan {
     let upper: [UInt8]?
     let upperInclusive: Bool
 
-    private func corrupt(_ page: UInt64, _ reason: String) -> StrataError {
-        .corruptPage(page: page, reason: reason)
-    }
-
     /// Descends to the leaf holding `key` (or the first/last leaf when nil), filling `path` with
     /// branch positions. Returns the leaf and the index to start at.
     private func descend(to key: [UInt8]?, last: Bool, path: inout [(page: Page, index: Int)]) throws -> (Page, Int) {
-        var number = record.root
-        while true {
-            guard path.count < record.depth else { throw corrupt(number, "branch deeper than the tree's depth \(record.depth)") }
-            let page = try access.page(number)
-            let index: Int
-            if let key {
-                index = try key.withUnsafeBytes { try page.search($0).index }
-            } else {
-                index = last ? page.count - 1 : 0
+        if let key {
+            let found = try key.withUnsafeBytes { bytes in
+                try access.descend(from: record.root, level: 1, depth: record.depth, towards: .key(bytes), passing: { path.append(($0, $1)) })
             }
-            if page.isLeaf {
-                guard path.count + 1 == record.depth, page.count > 0 else {
-                    throw corrupt(number, "leaf at level \(path.count + 1) of a tree of depth \(record.depth), \(page.count) entries")
-                }
-                return (page, index)
-            }
-            path.append((page, index))
-            number = try page.child(index)
-            // Reaching the leaf: ask for all its lines at once (see `PageAccess.lookup`).
-            if path.count + 1 == record.depth { access.prefetch(number) }
+            return (found.leaf, found.index)
         }
+        let found = try access.descend(from: record.root, level: 1, depth: record.depth, towards: last ? .last : .first,
+                                       passing: { path.append(($0, $1)) })
+        return (found.leaf, found.index)
     }
 
     /// The next (or previous) leaf after the one `path` leads to, or nil at the end.
@@ -48,20 +32,9 @@ struct TreeScan {
             if next >= 0 && next < path[level].page.count {
                 path[level].index = next
                 path.removeSubrange((level + 1)...)
-                var number = try path[level].page.child(next)
-                while true {
-                    let page = try access.page(number)
-                    if page.isLeaf {
-                        guard path.count + 1 == record.depth, page.count > 0 else {
-                            throw corrupt(number, "leaf at level \(path.count + 1) of a tree of depth \(record.depth), \(page.count) entries")
-                        }
-                        return page
-                    }
-                    guard path.count + 1 < record.depth else { throw corrupt(number, "branch deeper than the tree") }
-                    let index = forward ? 0 : page.count - 1
-                    path.append((page, index))
-                    number = try page.child(index)
-                }
+                // `path[level]` is at tree level `level + 1`; its child one below.
+                return try access.descend(from: try path[level].page.child(next), level: level + 2, depth: record.depth,
+                                          towards: forward ? .first : .last, passing: { path.append(($0, $1)) }).leaf
             }
             level -= 1
         }
