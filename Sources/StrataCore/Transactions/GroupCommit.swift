@@ -1,0 +1,169 @@
+import Glibc
+import Synchronization
+
+/// Group commit: the write requests of many threads of this process share commits.
+///
+/// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
+/// leads: it takes every queued request (its own first), runs each body inside its own nested
+/// transaction of one write transaction, in queue order, and commits once — one sync covers the
+/// whole group. Requests arriving meanwhile queue; when the commit is done the leader promotes the
+/// first of them to lead the next group, then wakes the callers of its own group with their
+/// results. A caller returns only once the commit holding its changes is durable (or with its own
+/// error; a failed commit fails every request of the group that had succeeded).
+///
+/// Waiting threads sleep on a semaphore each (a futex; no spinning). Handing the lead over costs
+/// one wake-up per group instead of one per request, and a request never waits for more than the
+/// commit in flight plus its own.
+final class WriteQueue: @unchecked Sendable {
+    /// At most this many requests per group: bounds the transaction (and the leader's own wait).
+    static let maximumGroup = 512
+
+    private struct State {
+        var pending: [WriteRequest] = []
+        var isLeading = false
+    }
+    private let state = Mutex(State())
+    /// Commits that held more than one request, and requests they held (for tests and benchmarks).
+    let groupedCommits = Atomic<UInt64>(0)
+    let groupedRequests = Atomic<UInt64>(0)
+
+    /// Queues `request`; true if the caller must lead now (nobody was leading).
+    func enqueue(_ request: WriteRequest) -> Bool {
+        state.withLock { state in
+            state.pending.append(request)
+            if state.isLeading { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
+    /// The next group: the queued requests, oldest first.
+    func takeGroup() -> [WriteRequest] {
+        state.withLock { state in
+            let count = min(state.pending.count, WriteQueue.maximumGroup)
+            let group = Array(state.pending.prefix(count))
+            state.pending.removeFirst(count)
+            return group
+        }
+    }
+
+    /// Ends a leader's turn: the oldest queued request (if any) leads next, else nobody leads.
+    func nextLeader() -> WriteRequest? {
+        state.withLock { state in
+            guard let next = state.pending.first else {
+                state.isLeading = false
+                return nil
+            }
+            return next
+        }
+    }
+}
+
+/// One caller's write: its body (with the caller's result slot captured) and, once done, its
+/// error. The caller sleeps on `wakeup` until it is done or promoted to leader.
+final class WriteRequest: @unchecked Sendable {
+    /// Cleared by the leader before it wakes the caller: the caller's closure is only borrowed
+    /// (`withoutActuallyEscaping`) and must not outlive its call.
+    var body: ((WriteTransaction) throws -> Void)?
+    /// Set by the leader before it posts `wakeup` (the semaphore orders the accesses).
+    var error: (any Error)?
+    var isDone = false
+    /// Allocated: a semaphore must not move while a thread sleeps on it.
+    private let wakeup = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+    init(body: @escaping (WriteTransaction) throws -> Void) {
+        self.body = body
+        sem_init(wakeup, 0, 0)
+    }
+
+    deinit {
+        sem_destroy(wakeup)
+        wakeup.deallocate()
+    }
+
+    func wait() {
+        while sem_wait(wakeup) != 0 && errno == EINTR {}
+    }
+
+    func wake() { sem_post(wakeup) }
+}
+
+extension Database {
+    /// Runs `body` in a write transaction shared with concurrent callers (group commit) and
+    /// returns once its changes are committed (see `write`).
+    func groupWrite<Result>(_ body: (WriteTransaction) throws -> Result, writer: WriterSession) throws -> Result {
+        var result: Result?
+        try withoutActuallyEscaping(body) { body in
+            let request = WriteRequest { transaction in result = try body(transaction) }
+            let queue = writer.writeQueue
+            if !queue.enqueue(request) {
+                request.wait()
+            }
+            if !request.isDone { lead(queue) }
+            if let error = request.error { throw error }
+        }
+        return result!
+    }
+
+    /// Commits one group, hands the lead on, then wakes the group's callers.
+    private func lead(_ queue: WriteQueue) {
+        let group = queue.takeGroup()
+        commit(group, writer: writer!)
+        if let next = queue.nextLeader() { next.wake() }
+        // The leader's own request is first in its group and needs no wake-up.
+        for request in group.dropFirst() { request.wake() }
+    }
+
+    /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
+    /// its body directly in the transaction, as an ungrouped write would.
+    private func commit(_ group: [WriteRequest], writer: WriterSession) {
+        defer {
+            for request in group {
+                request.body = nil
+                request.isDone = true
+            }
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try beginWrite()
+        } catch {
+            for request in group { request.error = error }
+            return
+        }
+        if group.count == 1 {
+            do {
+                try group[0].body?(transaction)
+                if transaction.isActive { try transaction.commit() }
+            } catch {
+                transaction.abort()
+                group[0].error = error
+            }
+            return
+        }
+        var succeeded: [WriteRequest] = []
+        succeeded.reserveCapacity(group.count)
+        for request in group {
+            do {
+                try transaction.nested { try request.body?($0) }
+                succeeded.append(request)
+            } catch {
+                request.error = error
+            }
+        }
+        do {
+            try transaction.commit()
+            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
+            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+        } catch {
+            transaction.abort()
+            for request in succeeded { request.error = error }
+        }
+    }
+
+    /// Commits that carried more than one write request, and the requests they carried, since this
+    /// handle opened (0 for a read-only handle).
+    public var groupCommitStatistics: (commits: UInt64, requests: UInt64) {
+        guard let writer else { return (0, 0) }
+        return (writer.writeQueue.groupedCommits.load(ordering: .relaxed), writer.writeQueue.groupedRequests.load(ordering: .relaxed))
+    }
+}
