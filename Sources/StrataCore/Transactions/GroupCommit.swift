@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 
 /// Group commit: the write requests of many threads of this process share commits.
@@ -68,24 +67,15 @@ final class WriteRequest: @unchecked Sendable {
     /// Set by the leader before it posts `wakeup` (the semaphore orders the accesses).
     var error: (any Error)?
     var isDone = false
-    /// Allocated: a semaphore must not move while a thread sleeps on it.
-    private let wakeup = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    private let wakeup = BlockingLock(initiallyAvailable: false)
 
     init(body: @escaping (WriteTransaction) throws -> Void) {
         self.body = body
-        sem_init(wakeup, 0, 0)
     }
 
-    deinit {
-        sem_destroy(wakeup)
-        wakeup.deallocate()
-    }
+    func wait() { wakeup.lock() }
 
-    func wait() {
-        while sem_wait(wakeup) != 0 && errno == EINTR {}
-    }
-
-    func wake() { sem_post(wakeup) }
+    func wake() { wakeup.unlock() }
 }
 
 extension Database {

@@ -88,12 +88,6 @@ final class LMDBStore: KVStore {
         txn = nil
     }
 
-    @inline(__always)
-    func readOnce<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        beginRead()
-        defer { endRead() }
-        return body(get(key))
-    }
 
     @inline(__always)
     func commitToken() -> UInt64 {

@@ -83,12 +83,6 @@ final class MDBXStore: KVStore, ConcurrentKVStore {
         txn = nil
     }
 
-    @inline(__always)
-    func readOnce<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        beginRead()
-        defer { endRead() }
-        return body(get(key))
-    }
 
     /// The id of the newest committed transaction (a read transaction sees it).
     func commitToken() -> UInt64 {
