@@ -3,16 +3,18 @@ import Synchronization
 /// Group commit: the write requests of many threads of this process share commits.
 ///
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
-/// leads: it takes every queued request (its own first), runs each body inside its own nested
-/// transaction of one write transaction, in queue order, and commits once — one sync covers the
-/// whole group. Requests arriving meanwhile queue; when the commit is done the leader promotes the
-/// first of them to lead the next group, then wakes the callers of its own group with their
-/// results. A caller returns only once the commit holding its changes is durable (or with its own
-/// error; a failed commit fails every request of the group that had succeeded).
+/// leads: it takes every queued request, runs each body inside its own nested transaction of one
+/// write transaction, in queue order, and commits once — one sync covers the whole group.
+/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
+/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
+/// group with their results. A caller returns only once the commit holding its changes is durable
+/// (or with its own error; a failed commit fails every request of the group that had succeeded).
 ///
-/// Waiting threads sleep on a semaphore each (a futex; no spinning). Handing the lead over costs
-/// one wake-up per group instead of one per request, and a request never waits for more than the
-/// commit in flight plus its own.
+/// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
+/// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
+/// queued requests along. Handing it to the candidate would stall every writer until the
+/// scheduler runs that one thread (a lock convoy: milliseconds when the cores are busy). Waiting
+/// threads sleep on a semaphore each (a futex; no spinning).
 final class WriteQueue: @unchecked Sendable {
     /// At most this many requests per group: bounds the transaction (and the leader's own wait).
     static let maximumGroup = 512
@@ -36,6 +38,17 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
+    /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
+    func takeLeadIfFree(for request: WriteRequest) -> Bool {
+        state.withLock { state in
+            // A leader marks its group done before it frees the lead, so a request that is not
+            // done while nobody leads is still queued.
+            if request.isDone || state.isLeading { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
     /// The next group: the queued requests, oldest first.
     func takeGroup() -> [WriteRequest] {
         state.withLock { state in
@@ -46,33 +59,35 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// Ends a leader's turn: the oldest queued request (if any) leads next, else nobody leads.
-    func nextLeader() -> WriteRequest? {
+    /// Ends a leader's turn; returns the oldest queued request, to be woken as a candidate leader.
+    func releaseLead() -> WriteRequest? {
         state.withLock { state in
-            guard let next = state.pending.first else {
-                state.isLeading = false
-                return nil
-            }
-            return next
+            state.isLeading = false
+            return state.pending.first
         }
     }
 }
 
 /// One caller's write: its body (with the caller's result slot captured) and, once done, its
-/// error. The caller sleeps on `wakeup` until it is done or promoted to leader.
+/// error. The caller sleeps on `wakeup` until it is done or may lead.
 final class WriteRequest: @unchecked Sendable {
     /// Cleared by the leader before it wakes the caller: the caller's closure is only borrowed
     /// (`withoutActuallyEscaping`) and must not outlive its call.
     var body: ((WriteTransaction) throws -> Void)?
-    /// Set by the leader before it posts `wakeup` (the semaphore orders the accesses).
+    /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
-    var isDone = false
+    private let done = Atomic<Bool>(false)
     private let wakeup = BlockingLock(initiallyAvailable: false)
 
     init(body: @escaping (WriteTransaction) throws -> Void) {
         self.body = body
     }
 
+    var isDone: Bool { done.load(ordering: .acquiring) }
+
+    func markDone() { done.store(true, ordering: .releasing) }
+
+    /// Sleeps until woken (done, or a candidate for the lead). Wake-ups may be more than waits.
     func wait() { wakeup.lock() }
 
     func wake() { wakeup.unlock() }
@@ -86,22 +101,24 @@ extension Database {
         try withoutActuallyEscaping(body) { body in
             let request = WriteRequest { transaction in result = try body(transaction) }
             let queue = writer.writeQueue
-            if !queue.enqueue(request) {
-                request.wait()
+            var leads = queue.enqueue(request)
+            while true {
+                // A leader's own request may miss its group (more than `maximumGroup` queued).
+                if leads { lead(queue, own: request) } else { request.wait() }
+                if request.isDone { break }
+                leads = queue.takeLeadIfFree(for: request)
             }
-            if !request.isDone { lead(queue) }
             if let error = request.error { throw error }
         }
         return result!
     }
 
-    /// Commits one group, hands the lead on, then wakes the group's callers.
-    private func lead(_ queue: WriteQueue) {
+    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
+    private func lead(_ queue: WriteQueue, own: WriteRequest) {
         let group = queue.takeGroup()
         commit(group, writer: writer!)
-        if let next = queue.nextLeader() { next.wake() }
-        // The leader's own request is first in its group and needs no wake-up.
-        for request in group.dropFirst() { request.wake() }
+        if let candidate = queue.releaseLead() { candidate.wake() }
+        for request in group where request !== own { request.wake() }
     }
 
     /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
@@ -110,7 +127,7 @@ extension Database {
         defer {
             for request in group {
                 request.body = nil
-                request.isDone = true
+                request.markDone()
             }
         }
         let transaction: WriteTransaction
