@@ -58,6 +58,57 @@ import Testing
         try verify(dir.path, acknowledged: result.acknowledged, failed: result.failed, exact: true)
     }
 
+    /// Requests queued behind a transaction held open run as one group: a body that throws and
+    /// one that calls `abort()` are rolled back alone (the latter returns normally, as an
+    /// ungrouped write would), the others commit together.
+    @Test func groupedBodiesThatThrowOrAbortRollBackAlone() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        try db.write { tx in _ = try tx.createTree("g") }
+        let holder = try db.beginWrite() // the writer lock: requests queue behind it
+        let results = Mutex<[Int: String]>([:])
+        let group = DispatchGroup()
+        for index in 0..<8 {
+            group.enter()
+            Thread {
+                let outcome: String
+                do {
+                    outcome = try db.write { tx in
+                        try tx.put("k\(index)", "v", in: try tx.tree("g"))
+                        if index == 3 { throw IntendedFailure() }
+                        if index == 5 {
+                            tx.abort()
+                            return "aborted"
+                        }
+                        return "ok"
+                    }
+                } catch is IntendedFailure {
+                    outcome = "failed"
+                } catch {
+                    outcome = "\(error)"
+                }
+                results.withLock { $0[index] = outcome }
+                group.leave()
+            }.start()
+        }
+        usleep(300_000) // let every request queue (one leads and waits for the lock)
+        holder.abort()
+        group.wait()
+        let outcomes = results.withLock { $0 }
+        #expect(outcomes[3] == "failed")
+        #expect(outcomes[5] == "aborted")
+        #expect(outcomes.filter { $0.value == "ok" }.count == 6, "\(outcomes)")
+        #expect(db.groupCommitStatistics.commits >= 1)
+        try db.read { tx in
+            let tree = try tx.tree("g")
+            for index in 0..<8 {
+                #expect((try tx.get("k\(index)", in: tree) != nil) == (index != 3 && index != 5), "k\(index)")
+            }
+        }
+    }
+
     /// A body that calls `db.write` again is refused, also when it runs on the group's leader.
     @Test func writeInsideAWriteBodyIsMisuse() throws {
         let dir = TemporaryDirectory()
