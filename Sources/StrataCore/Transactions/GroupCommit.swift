@@ -38,6 +38,16 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
+    /// Takes the lead for a caller that found nobody leading and nothing queued (the lone-writer
+    /// fast path: no request object, no group).
+    func leadIfIdle() -> Bool {
+        state.withLock { state in
+            guard !state.isLeading, state.pending.isEmpty else { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
     /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
@@ -97,10 +107,24 @@ extension Database {
     /// Runs `body` in a write transaction shared with concurrent callers (group commit) and
     /// returns once its changes are committed (see `write`).
     func groupWrite<Result>(_ body: (WriteTransaction) throws -> Result, writer: WriterSession) throws -> Result {
+        let queue = writer.writeQueue
+        if queue.leadIfIdle() {
+            // Alone: the body runs in a plain transaction on this thread, as without group commit;
+            // writes that arrive meanwhile queue and the first of them is woken to lead next.
+            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+            let transaction = try beginWrite()
+            do {
+                let result = try body(transaction)
+                if transaction.isActive { try transaction.commit() }
+                return result
+            } catch {
+                transaction.abort()
+                throw error
+            }
+        }
         var result: Result?
         try withoutActuallyEscaping(body) { body in
             let request = WriteRequest { transaction in result = try body(transaction) }
-            let queue = writer.writeQueue
             var leads = queue.enqueue(request)
             while true {
                 // A leader's own request may miss its group (more than `maximumGroup` queued).
