@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the same benchmark workloads on Strata (strata-bench), LMDB and SQLite (peer-bench)
+# Runs the same benchmark workloads on Strata (strata-bench), LMDB, SQLite and libmdbx (peer-bench)
 # on this machine, saves every JSON result line, and prints a markdown comparison table.
 # Both executables run the workload code of the StrataBenchKit library (Tools/StrataBenchKit).
 #
@@ -13,6 +13,10 @@
 #                       from the root package in release, in its own scratch path .build-bench
 #                       so it never touches the debug .build)
 #   SKIP_STRATA=1       do not build or run strata-bench (peers only)
+#   MDBX_LIBRARY=PATH   libmdbx.so for the mdbx column (default: Tools/PeerBench/.mdbx/libmdbx.so,
+#                       fetched by Tools/PeerBench/get-mdbx.sh from the PyPI wheel `libmdbx`
+#                       when missing); without it the mdbx column is left out
+#   SKIP_MDBX=1         leave libmdbx out
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,6 +77,36 @@ fi
 # The engine flag comes last so it wins over anything in "$@".
 run lmdb "$PEER" "$@" --engine lmdb
 run sqlite "$PEER" "$@" --engine sqlite
+# libmdbx, raw workloads only (it has no typed engine here); skipped when it cannot be loaded.
+MDBX_VERSION=""
+if [ -z "${SKIP_MDBX:-}" ]; then
+    if [ -z "${MDBX_LIBRARY:-}" ]; then
+        MDBX_LIBRARY="$PEER_DIR/.mdbx/libmdbx.so"
+        [ -f "$MDBX_LIBRARY" ] || "$PEER_DIR/get-mdbx.sh" >&2 || log "warning: could not fetch libmdbx (Tools/PeerBench/get-mdbx.sh)"
+    fi
+    export MDBX_LIBRARY
+    if MDBX_VERSION="$("$PEER" --mdbx-version)"; then
+        mdbx_args=()
+        mdbx_workloads=0
+        skip_next=""
+        for argument in "$@"; do
+            if [ -n "$skip_next" ]; then skip_next=""; continue; fi
+            case "$argument" in
+                typed) continue ;;
+                --typed-records) skip_next=1; continue ;;
+                fillseq|fillrandom|readrandom|readseq|synccommit|smallcommit|mixed|notify|groupcommit) mdbx_workloads=1 ;;
+            esac
+            mdbx_args+=("$argument")
+        done
+        # Only typed asked for: nothing for mdbx to run.
+        if [ $mdbx_workloads -eq 1 ] || [ "${#mdbx_args[@]}" -eq "$#" ]; then
+            run mdbx "$PEER" "${mdbx_args[@]}" --engine mdbx
+        fi
+    else
+        MDBX_VERSION=""
+        log "warning: libmdbx not available ($MDBX_LIBRARY); no mdbx column"
+    fi
+fi
 # SQLite as GRDB opens it, for the typed workload only (the engine has no raw workloads).
 case " $* " in
     *" typed "*)
@@ -92,10 +126,10 @@ CMD="$(printf '%q ' "$0" "$@")"
 CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 VERSIONS="$(dpkg-query -W -f='${Package} ${Version}; ' liblmdb0 libsqlite3-0 2>/dev/null || true)"
 
-python3 - "$RESULTS" "$CMD" "$(nproc)" "$CPU" "$(uname -sr)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$VERSIONS" <<'PY' | tee "$TABLE"
+python3 - "$RESULTS" "$CMD" "$(nproc)" "$CPU" "$(uname -sr)" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$VERSIONS" "$MDBX_VERSION" <<'PY' | tee "$TABLE"
 import json, sys
 
-path, cmd, ncpu, cpu, kernel, date, versions = sys.argv[1:8]
+path, cmd, ncpu, cpu, kernel, date, versions, mdbx_version = sys.argv[1:9]
 engines = ["strata", "lmdb", "sqlite"]  # columns; "sqlite-defaults" joins when it ran (typed)
 results = {}   # (engine, workload) -> record (last one wins)
 order = []     # workloads in first-seen order
@@ -108,6 +142,9 @@ with open(path) as f:
             r = json.loads(line)
         except ValueError:
             continue
+        if r.get("workload") == "groupcommit":
+            # One line per writer count: a row group each.
+            r["workload"] = f"groupcommit {r.get('writers')}w"
         key = (r.get("engine"), r.get("workload"))
         results[key] = r
         if r.get("workload") not in order:
@@ -121,6 +158,9 @@ for w in order:
         rows.append(("mixed readers (gets/s, total)", w, "reader_gets_per_sec"))
     if w == "smallcommit":
         rows += [("smallcommit p50 (us)", w, "commit_p50_us"), ("smallcommit p99 (us)", w, "commit_p99_us")]
+    if w.startswith("groupcommit"):
+        rows += [(f"{w} p50 (us)", w, "p50_us"), (f"{w} p99 (us)", w, "p99_us"),
+                 (f"{w} commits (flushes)", w, "commits")]
     if w == "notify":
         rows += [("notify p50 (us)", w, "p50_us"), ("notify p99 (us)", w, "p99_us"),
                  ("notify max (us)", w, "max_us"), ("notify coalesced commits", w, "coalesced"),
@@ -140,24 +180,32 @@ def fmt(v):
     return f"{v:.2f}" if abs(v) >= 1 else f"{v:.3f}"
 
 records = sorted({r.get("records") for r in results.values() if r.get("records") is not None})
-print("## Strata vs LMDB vs SQLite")
+print("## Strata vs LMDB vs SQLite" + (" vs libmdbx" if any(e == "mdbx" for e, _ in results) else ""))
 print()
 print(f"- command: `{cmd.strip()}`")
 print(f"- records: {', '.join(map(str, records)) or '–'}")
 print(f"- machine: {ncpu} cores, {cpu}, {kernel}")
 if versions.strip():
     print(f"- peers: {versions.strip().rstrip(';')}")
+if mdbx_version:
+    print(f"- libmdbx: {mdbx_version}")
 print(f"- date: {date}")
 print()
+if any(e == "mdbx" for e, _ in results):
+    engines.append("mdbx")
 if any(e == "sqlite-defaults" for e, _ in results):
     engines.append("sqlite-defaults")
-print("| workload | " + " | ".join(engines) + " | strata/lmdb |")
-print("|---|" + "---:|" * (len(engines) + 1))
+peers = ["lmdb"] + (["mdbx"] if "mdbx" in engines else [])
+print("| workload | " + " | ".join(engines) + " | " + " | ".join(f"strata/{p}" for p in peers) + " |")
+print("|---|" + "---:|" * (len(engines) + len(peers)))
 for label, w, field in rows:
     vals = [get(e, w, field) for e in engines]
-    s, l = vals[0], vals[1]
-    ratio = f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–"
-    print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} |")
+    s = vals[0]
+    ratios = []
+    for p in peers:
+        l = vals[engines.index(p)]
+        ratios.append(f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–")
+    print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + " | " + " | ".join(ratios) + " |")
 print()
 print("ops/s rows: higher is better; latency (us) and cpu (%) rows: lower is better.")
 PY

@@ -35,6 +35,8 @@ public final class Database: Sendable {
     /// State only the write path touches, always under `lock`.
     final class WriterSession: @unchecked Sendable {
         let lock = BlockingLock()
+        /// Write requests of this process waiting to be committed together (see `GroupCommit.swift`).
+        let writeQueue = WriteQueue()
         /// The thread running a write transaction (to refuse nested writes instead of deadlocking).
         let owner = Atomic<UInt>(0)
         var committed: MetaPage
@@ -246,19 +248,30 @@ public final class Database: Sendable {
 
     // MARK: Writing
 
-    /// Runs `body` in the write transaction and commits it; if `body` throws, nothing is written.
-    /// Other writers in this process wait; a nested call throws `misuse`.
+    /// Runs `body` in a write transaction and commits it; if `body` throws, nothing of it is
+    /// written. Returns once the commit is durable (per the store's durability). A call from
+    /// inside a write body throws `misuse`.
+    ///
+    /// **Group commit.** Calls from many threads share commits: while one commit is in flight,
+    /// arriving calls queue, and the next commit runs all their bodies, each in its own nested
+    /// transaction (`WriteTransaction.nested`), then syncs once. A body that throws is rolled back
+    /// alone and its caller gets its error; a commit that fails fails every caller of its group.
+    /// Writes are serializable in queue order: a body sees the effects of every write committed or
+    /// queued before it. Consequences for bodies:
+    /// - a body may run on another thread than its caller (the group's leader) while its caller
+    ///   waits: it must not rely on thread-local state, and must not wait for another thread's
+    ///   write (that one may be queued behind it);
+    /// - do not call `commit()` in a body (it throws `misuse` when grouped); `abort()` discards
+    ///   only the body's own changes.
+    /// A lone writer runs its body on its own thread in a plain transaction, as before.
     @discardableResult
     public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
-        let transaction = try beginWrite()
-        do {
-            let result = try body(transaction)
-            if transaction.isActive { try transaction.commit() }
-            return result
-        } catch {
-            transaction.abort()
-            throw error
+        try checkOpen()
+        guard let writer else { throw StrataError.readOnly }
+        guard writer.owner.load(ordering: .relaxed) != UInt(pthread_self()) else {
+            throw StrataError.misuse("write transactions cannot be nested; use the transaction you already have (or its nested())")
         }
+        return try groupWrite(body, writer: writer)
     }
 
     /// Begins the write transaction, waiting for any other one in this process to finish. It must

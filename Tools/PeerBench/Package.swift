@@ -19,10 +19,13 @@ let package = Package(
                        providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite",
                        providers: [.apt(["libsqlite3-dev"])]),
+        // libmdbx declarations only: the library is loaded at run time (see MDBXLibrary.swift).
+        .systemLibrary(name: "CMDBX", path: "Sources/CMDBX"),
         .executableTarget(name: "peer-bench",
-                          dependencies: ["CLMDB", "CSQLite",
+                          dependencies: ["CLMDB", "CSQLite", "CMDBX",
                                          .product(name: "StrataBenchKit", package: "Strata")],
-                          path: "Sources/peer-bench"),
+                          path: "Sources/peer-bench",
+                          linkerSettings: [.linkedLibrary("dl")]),
     ],
     swiftLanguageModes: [.v6]
 )

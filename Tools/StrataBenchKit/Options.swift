@@ -1,13 +1,14 @@
 // Command line.
 import Glibc
 
-public let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "smallcommit", "mixed", "notify"]
+public let allWorkloads = ["fillseq", "fillrandom", "readrandom", "readseq", "synccommit", "smallcommit", "mixed", "notify", "groupcommit"]
 
 func usage(engines: [EngineKind]) -> String {
     """
     usage: \(Sys.program) [WORKLOAD ...] [--engine \(Options.engineChoices(engines))] [--records N]
            [--batch B] [--dir DIR] [--duration SECONDS] [--sync-commits N] [--notify-commits N]
            [--notify-idle SECONDS] [--notify-schedule standard|dense|uniform|frugal|low-latency|stream]
+           [--writers T,T,...] [--groupcommit-reads N] [--groupcommit-nosync]
     workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
     One JSON line per workload goes to stdout, a summary table to stderr.
     """
@@ -25,6 +26,10 @@ struct Options {
     var notifyCommits = 2000
     var notifyIdle = 10.0
     var notifySchedule = "standard"
+    /// groupcommit: the thread counts to run, reads between two writes, and non-durable commits.
+    var writers = [1, 4, 16, 64]
+    var groupCommitReads = 0
+    var groupCommitNoSync = false
     // Internal, for child processes.
     var role: String?
     var store: String?
@@ -82,6 +87,12 @@ struct Options {
             case "--notify-commits": o.notifyCommits = int(a, min: 1)
             case "--notify-idle": o.notifyIdle = seconds(a)
             case "--notify-schedule": o.notifySchedule = value(a)
+            case "--writers":
+                let list = value(a).split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+                guard !list.isEmpty else { fail("--writers: expected thread counts like 1,4,16,64") }
+                o.writers = list
+            case "--groupcommit-reads": o.groupCommitReads = int(a, min: 0)
+            case "--groupcommit-nosync": o.groupCommitNoSync = true
             case "--role": o.role = value(a)
             case "--store": o.store = value(a)
             case "--seed":

@@ -93,6 +93,8 @@ enum Report {
         case "notify":
             return "p50 \(num("p50_us")) us, p99 \(num("p99_us")) us, max \(num("max_us")) us, "
                 + "events \(num("events")), coalesced \(num("coalesced")) (unmeasured \(num("unmeasured"))), first after idle \(num("first_after_idle_us")) us, cpu \(num("cpu_percent"))%, idle cpu \(num("idle_cpu_percent"))%, writer commit p50 \(num("writer_commit_p50_us")) / p99 \(num("writer_commit_p99_us")) us"
+        case "groupcommit":
+            return "writers \(num("writers")), p50 \(num("p50_us")) us, p99 \(num("p99_us")) us, commits \(num("commits"))"
         default:
             return ""
         }

@@ -70,6 +70,13 @@ public protocol KVStore: AnyObject {
 }
 
 extension KVStore {
+    /// Begin, get, end (engines with a cheaper single-get path override it).
+    public func readOnce<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        beginRead()
+        defer { endRead() }
+        return body(get(key))
+    }
+
     public func waitForCommit(after token: UInt64, timeout: Double) -> UInt64? {
         let deadline = Sys.monoNanos() &+ UInt64(max(0, timeout) * 1e9)
         while true {

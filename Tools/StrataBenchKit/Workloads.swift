@@ -35,6 +35,7 @@ struct Runner<S: KVStore> {
         case "smallcommit": smallcommit()
         case "mixed": mixed()
         case "notify": notify()
+        case "groupcommit": groupcommit()
         default: Sys.fatal("unknown workload \(workload)")
         }
     }

@@ -50,6 +50,9 @@ final class StrataStore: KVStore {
         return db
     }
 
+    /// The handle, for clients on other threads (`Database` is thread-safe).
+    var sharedDatabase: Database { database }
+
     func beginWrite() {
         let db = database
         StrataStore.must("beginWrite") {

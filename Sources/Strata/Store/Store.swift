@@ -22,8 +22,10 @@ public final class Store<Access: StoreAccess>: Sendable {
     public let database: Database
     /// Removes the store's directory on deinit (in-memory stores).
     private let temporaryDirectory: String?
-    /// Serializes async writes off the cooperative pool (they block on the writer lock and fsync).
-    let writeQueue = DispatchQueue(label: "strata.store.write")
+    /// Runs async writes off the cooperative pool (they block on the writer lock and fsync).
+    /// Concurrent, so that concurrent async writes reach `Database.write` together and share
+    /// commits (group commit).
+    let writeQueue = DispatchQueue(label: "strata.store.write", attributes: .concurrent)
 
     init(database: Database, temporaryDirectory: String? = nil) {
         self.database = database
@@ -80,7 +82,9 @@ extension Store where Access == ReadWrite {
     }
 
     /// Runs `body` in one write transaction spanning any datastores: it commits as one generation
-    /// when `body` returns, and writes nothing if it throws.
+    /// when `body` returns, and writes nothing if it throws. Concurrent writes share commits (group
+    /// commit, see `Database.write`): `body` may run on another thread while the caller waits, is
+    /// serialized after every write queued before it, and rolls back alone if it throws.
     @discardableResult
     public func write<Result>(_ body: (StoreWriteContext) throws -> Result) throws -> Result {
         try database.write { try body(StoreWriteContext(transaction: $0)) }

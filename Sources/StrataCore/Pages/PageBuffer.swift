@@ -11,6 +11,9 @@ final class PageBuffer {
     let pageSize: Int
     let pageCount: Int
     private(set) var number: UInt64
+    /// The nested transaction level that installed this buffer in the dirty table (0: the
+    /// outermost). A nested transaction copies a shallower buffer before changing it.
+    var nestingDepth = 0
 
     init(pageSize: Int, pageCount: Int = 1, number: UInt64) {
         self.pageSize = pageSize

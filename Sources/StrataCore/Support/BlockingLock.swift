@@ -7,9 +7,11 @@ import Glibc
 final class BlockingLock: @unchecked Sendable {
     private let semaphore: UnsafeMutablePointer<sem_t>
 
-    init() {
+    /// `initiallyAvailable: false` makes it a one-shot wake-up: `lock()` sleeps until another
+    /// thread calls `unlock()` (group commit's waiting callers).
+    init(initiallyAvailable: Bool = true) {
         semaphore = .allocate(capacity: 1)
-        sem_init(semaphore, 0, 1)
+        sem_init(semaphore, 0, initiallyAvailable ? 1 : 0)
     }
 
     deinit {

@@ -6,6 +6,7 @@ extension WriteTransaction {
     /// generation. If it throws, nothing was committed and the transaction is over.
     public func commit() throws {
         try checkActive()
+        guard nestedFrames.isEmpty else { throw StrataError.misuse("commit() inside a nested transaction; return from its body instead") }
         guard !hasFailed else {
             throw StrataError.misuse("an operation of this transaction failed after it had started changing pages; the transaction can only be aborted")
         }

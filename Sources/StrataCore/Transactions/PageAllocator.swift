@@ -76,7 +76,7 @@ extension WriteTransaction {
 
     /// Frees `count` pages starting at `page`.
     func freePages(_ page: UInt64, count: Int = 1) {
-        if access.dirty.removeValue(forKey: page) != nil {
+        if uninstall(page) {
             // Allocated by this transaction: no snapshot has seen it, reuse at once.
             let pages = (0..<UInt64(count)).map { page + $0 }
             if allocator.isSavingFreeList {

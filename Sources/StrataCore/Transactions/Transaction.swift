@@ -57,7 +57,8 @@ public class Transaction {
 
     func state(of tree: Tree) throws -> Int {
         try checkActive()
-        guard tree.transactionSerial == serial, tree.index < trees.count else {
+        // The name check catches a handle whose tree a rolled-back nested transaction opened.
+        guard tree.transactionSerial == serial, tree.index < trees.count, trees[tree.index].name == tree.name else {
             throw StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
         }
         guard !trees[tree.index].isDropped else { throw StrataError.treeNotFound(name: tree.name) }

@@ -21,6 +21,8 @@ public final class WriteTransaction: Transaction {
     /// Set when an operation threw after it had started changing pages: the half-applied change
     /// must not be committed.
     var hasFailed = false
+    /// The open nested transactions, innermost last (see `NestedTransaction.swift`).
+    var nestedFrames: [NestedFrame] = []
 
     /// Runs one modifying operation; if it throws after changing pages, the transaction is failed.
     func modifying<Result>(_ operation: () throws -> Result) throws -> Result {
@@ -152,9 +154,14 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Discards every change and lets the next writer in. Called automatically when the write
-    /// block throws, and by deinit if neither `commit()` nor `abort()` was called.
+    /// block throws, and by deinit if neither `commit()` nor `abort()` was called. Inside a
+    /// `nested` body it discards only that nested transaction's changes.
     public func abort() {
         guard isActive else { return }
+        if !nestedFrames.isEmpty {
+            abortInnermost()
+            return
+        }
         finish()
     }
 
@@ -167,5 +174,8 @@ public final class WriteTransaction: Transaction {
         database.releaseWriter(session)
     }
 
-    deinit { abort() }
+    deinit {
+        nestedFrames.removeAll()
+        abort()
+    }
 }

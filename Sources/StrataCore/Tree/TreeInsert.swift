@@ -12,12 +12,16 @@ extension WriteTransaction {
 
     /// The dirty copy of `number`, creating it (and freeing `number`) the first time.
     func touch(_ number: UInt64) throws -> PageBuffer {
-        if let buffer = access.dirty[number] { return buffer }
+        if let buffer = access.dirty[number] {
+            // A page dirtied by an enclosing transaction is copied again (same number), so that
+            // rolling this nested one back finds the enclosing one's bytes untouched.
+            return buffer.nestingDepth == nestingDepth ? buffer : shadow(buffer)
+        }
         let page = try access.page(number)
         try page.validateHeap()
         let copy = session.pageBuffer(number: try allocate())
         copy.copy(from: page.base, renumberAs: copy.number)
-        access.dirty[copy.number] = copy
+        install(copy)
         freePages(number)
         return copy
     }
@@ -25,7 +29,7 @@ extension WriteTransaction {
     func newPage(kind: PageKind) throws -> PageBuffer {
         let buffer = session.pageBuffer(number: try allocate())
         buffer.initializeTreePage(kind: kind)
-        access.dirty[buffer.number] = buffer
+        install(buffer)
         return buffer
     }
 
@@ -115,7 +119,7 @@ extension WriteTransaction {
         if value.count > 0 { memcpy(buffer.memory + PageLayout.headerSize, value.baseAddress!, value.count) }
         let tail = buffer.byteCount - PageLayout.headerSize - value.count
         if tail > 0 { memset(buffer.memory + PageLayout.headerSize + value.count, 0, tail) }
-        access.dirty[first] = buffer
+        install(buffer)
         record.overflowPages &+= UInt64(pages)
         return first
     }

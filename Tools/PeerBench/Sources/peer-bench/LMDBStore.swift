@@ -10,6 +10,9 @@ final class LMDBStore: KVStore {
     private var env: OpaquePointer?
     private var txn: OpaquePointer?
     private var dbi: MDB_dbi = 0
+    /// For the thread clients of groupcommit (an environment is shared by threads).
+    var environment: OpaquePointer? { env }
+    var database: MDB_dbi { dbi }
 
     init(directory: String, options: OpenOptions) {
         LMDB.check(mdb_env_create(&env), "mdb_env_create")
@@ -85,12 +88,6 @@ final class LMDBStore: KVStore {
         txn = nil
     }
 
-    @inline(__always)
-    func readOnce<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        beginRead()
-        defer { endRead() }
-        return body(get(key))
-    }
 
     @inline(__always)
     func commitToken() -> UInt64 {

@@ -14,9 +14,13 @@ final class SQLiteStore: KVStore {
     private var beginStmt: OpaquePointer?
     private var commitStmt: OpaquePointer?
     private var versionStmt: OpaquePointer?
+    /// For the per-thread connections of groupcommit.
+    let path: String
+    let durable: Bool
 
     init(directory: String, options: OpenOptions) {
-        let path = directory + "/kv.db"
+        path = directory + "/kv.db"
+        durable = options.durable
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         if options.create { flags |= SQLITE_OPEN_CREATE }
         db = SQLite.open(path, flags: flags)

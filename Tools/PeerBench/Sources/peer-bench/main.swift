@@ -10,5 +10,17 @@ let typedEngines: [(name: String, open: BookStoreOpener)] = [
     // The typed workload only: SQLite as GRDB opens it (see SQLiteBooks.swift).
     ("sqlite-defaults", { SQLiteBookStore(path: $0, durability: $1, tuning: .defaults) }),
 ]
+if arguments == ["--mdbx-version"] {
+    // For bench-compare's table header; fails (status 1) when libmdbx cannot be loaded.
+    switch MDBXLibrary.loaded {
+    case .success(let library): print(library.version); exit(0)
+    case .failure(let error):
+        let line = Array("peer-bench: \(error)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        exit(1)
+    }
+}
 if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
-BenchMain.run(engines: [LMDBStore.self, SQLiteStore.self], arguments: arguments)
+// mdbx runs only when asked for (`--engine mdbx`): `all` stays LMDB and SQLite, which need no download.
+let engines: [any KVStore.Type] = arguments.contains("mdbx") ? [MDBXStore.self] : [LMDBStore.self, SQLiteStore.self]
+BenchMain.run(engines: engines, arguments: arguments)

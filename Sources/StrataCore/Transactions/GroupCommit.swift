@@ -1,0 +1,200 @@
+import Synchronization
+
+/// Group commit: the write requests of many threads of this process share commits.
+///
+/// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
+/// leads: it takes every queued request, runs each body inside its own nested transaction of one
+/// write transaction, in queue order, and commits once — one sync covers the whole group.
+/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
+/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
+/// group with their results. A caller returns only once the commit holding its changes is durable
+/// (or with its own error; a failed commit fails every request of the group that had succeeded).
+///
+/// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
+/// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
+/// queued requests along. Handing it to the candidate would stall every writer until the
+/// scheduler runs that one thread (a lock convoy: milliseconds when the cores are busy). Waiting
+/// threads sleep on a semaphore each (a futex; no spinning).
+final class WriteQueue: @unchecked Sendable {
+    /// At most this many requests per group: bounds the transaction (and the leader's own wait).
+    static let maximumGroup = 512
+
+    private struct State {
+        var pending: [WriteRequest] = []
+        var isLeading = false
+    }
+    private let state = Mutex(State())
+    /// Commits that held more than one request, and requests they held (for tests and benchmarks).
+    let groupedCommits = Atomic<UInt64>(0)
+    let groupedRequests = Atomic<UInt64>(0)
+
+    /// Queues `request`; true if the caller must lead now (nobody was leading).
+    func enqueue(_ request: WriteRequest) -> Bool {
+        state.withLock { state in
+            state.pending.append(request)
+            if state.isLeading { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
+    /// Takes the lead for a caller that found nobody leading and nothing queued (the lone-writer
+    /// fast path: no request object, no group).
+    func leadIfIdle() -> Bool {
+        state.withLock { state in
+            guard !state.isLeading, state.pending.isEmpty else { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
+    /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
+    func takeLeadIfFree(for request: WriteRequest) -> Bool {
+        state.withLock { state in
+            // A leader marks its group done before it frees the lead, so a request that is not
+            // done while nobody leads is still queued.
+            if request.isDone || state.isLeading { return false }
+            state.isLeading = true
+            return true
+        }
+    }
+
+    /// The next group: the queued requests, oldest first.
+    func takeGroup() -> [WriteRequest] {
+        state.withLock { state in
+            let count = min(state.pending.count, WriteQueue.maximumGroup)
+            let group = Array(state.pending.prefix(count))
+            state.pending.removeFirst(count)
+            return group
+        }
+    }
+
+    /// Ends a leader's turn; returns the oldest queued request, to be woken as a candidate leader.
+    func releaseLead() -> WriteRequest? {
+        state.withLock { state in
+            state.isLeading = false
+            return state.pending.first
+        }
+    }
+}
+
+/// One caller's write: its body (with the caller's result slot captured) and, once done, its
+/// error. The caller sleeps on `wakeup` until it is done or may lead.
+final class WriteRequest: @unchecked Sendable {
+    /// Cleared by the leader before it wakes the caller: the caller's closure is only borrowed
+    /// (`withoutActuallyEscaping`) and must not outlive its call.
+    var body: ((WriteTransaction) throws -> Void)?
+    /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
+    var error: (any Error)?
+    private let done = Atomic<Bool>(false)
+    private let wakeup = BlockingLock(initiallyAvailable: false)
+
+    init(body: @escaping (WriteTransaction) throws -> Void) {
+        self.body = body
+    }
+
+    var isDone: Bool { done.load(ordering: .acquiring) }
+
+    func markDone() { done.store(true, ordering: .releasing) }
+
+    /// Sleeps until woken (done, or a candidate for the lead). Wake-ups may be more than waits.
+    func wait() { wakeup.lock() }
+
+    func wake() { wakeup.unlock() }
+}
+
+extension Database {
+    /// Runs `body` in a write transaction shared with concurrent callers (group commit) and
+    /// returns once its changes are committed (see `write`).
+    func groupWrite<Result>(_ body: (WriteTransaction) throws -> Result, writer: WriterSession) throws -> Result {
+        let queue = writer.writeQueue
+        if queue.leadIfIdle() {
+            // Alone: the body runs in a plain transaction on this thread, as without group commit;
+            // writes that arrive meanwhile queue and the first of them is woken to lead next.
+            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+            let transaction = try beginWrite()
+            do {
+                let result = try body(transaction)
+                if transaction.isActive { try transaction.commit() }
+                return result
+            } catch {
+                transaction.abort()
+                throw error
+            }
+        }
+        var result: Result?
+        try withoutActuallyEscaping(body) { body in
+            let request = WriteRequest { transaction in result = try body(transaction) }
+            var leads = queue.enqueue(request)
+            while true {
+                // A leader's own request may miss its group (more than `maximumGroup` queued).
+                if leads { lead(queue, own: request) } else { request.wait() }
+                if request.isDone { break }
+                leads = queue.takeLeadIfFree(for: request)
+            }
+            if let error = request.error { throw error }
+        }
+        return result!
+    }
+
+    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
+    private func lead(_ queue: WriteQueue, own: WriteRequest) {
+        let group = queue.takeGroup()
+        commit(group, writer: writer!)
+        if let candidate = queue.releaseLead() { candidate.wake() }
+        for request in group where request !== own { request.wake() }
+    }
+
+    /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
+    /// its body directly in the transaction, as an ungrouped write would.
+    private func commit(_ group: [WriteRequest], writer: WriterSession) {
+        defer {
+            for request in group {
+                request.body = nil
+                request.markDone()
+            }
+        }
+        let transaction: WriteTransaction
+        do {
+            transaction = try beginWrite()
+        } catch {
+            for request in group { request.error = error }
+            return
+        }
+        if group.count == 1 {
+            do {
+                try group[0].body?(transaction)
+                if transaction.isActive { try transaction.commit() }
+            } catch {
+                transaction.abort()
+                group[0].error = error
+            }
+            return
+        }
+        var succeeded: [WriteRequest] = []
+        succeeded.reserveCapacity(group.count)
+        for request in group {
+            do {
+                try transaction.nested { try request.body?($0) }
+                succeeded.append(request)
+            } catch {
+                request.error = error
+            }
+        }
+        do {
+            try transaction.commit()
+            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
+            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+        } catch {
+            transaction.abort()
+            for request in succeeded { request.error = error }
+        }
+    }
+
+    /// Commits that carried more than one write request, and the requests they carried, since this
+    /// handle opened (0 for a read-only handle).
+    public var groupCommitStatistics: (commits: UInt64, requests: UInt64) {
+        guard let writer else { return (0, 0) }
+        return (writer.writeQueue.groupedCommits.load(ordering: .relaxed), writer.writeQueue.groupedRequests.load(ordering: .relaxed))
+    }
+}
