@@ -27,6 +27,11 @@ func runTypedRole(_ role: String, _ arguments: [String]) async throws -> Bool {
         let titles = try books.load(..., from: \.title).map(\.title)
         say("titles \(titles.joined(separator: ","))")
         return true
+    case "typed-count":
+        // Opens the store read-only, prints how many books it holds and exits.
+        let store = try Store(at: path, mode: .readOnly)
+        say("count \(try store.datastore(BookFormat.self).count)")
+        return true
     default:
         return false
     }
