@@ -47,7 +47,7 @@ public struct DatastoreStream<F: DatastoreFormat>: AsyncSequence, Sendable {
     let consistency: StreamConsistency
     let readBatch: BatchReader
     /// An error known before iteration (an unknown or unbuilt index): thrown by the first `next()`.
-    let failure: (any Error)?
+    var failure: (any Error)?
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(state: StreamState(stream: self))
@@ -156,7 +156,7 @@ extension DatastoreStream {
                                                 order: RangeOrder, limit: Int?, batchSize: Int, consistency: StreamConsistency)
     -> DatastoreStream where I.Instance == F.Instance {
         let info: IndexInfo<F.Instance>?
-        let failure: (any Error)?
+        var failure: (any Error)?
         do { (info, failure) = (try datastore.schema.index(index), nil) } catch { (info, failure) = (nil, error) }
         return DatastoreStream(database: datastore.store.database, schema: datastore.schema, range: range, order: order, limit: limit,
                                batchSize: Swift.max(1, batchSize), consistency: consistency, readBatch: { reader, range, order, count in
