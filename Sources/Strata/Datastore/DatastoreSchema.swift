@@ -21,9 +21,10 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     /// Index trees stored by an earlier declaration that no longer exists.
     let droppedIndexes: Mutex<Set<String>>
 
-    init() {
+    /// `name`: where the datastore's trees are (`F.name`, or a former name a reader finds them under).
+    init(name: String = F.name) {
         format = F()
-        layout = DatastoreLayout(name: F.name)
+        layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
