@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import Strata
 import StrataCore
 
 /// `strata dump PATH [TREE ...]`: every entry of one snapshot as JSON lines (see README.md).
@@ -41,52 +41,17 @@ enum DumpCommand: Command {
     }
 
     private static func dump(_ db: Database, path: String, requested: [String], decode: Bool, to sink: ByteSink) throws {
-        let transaction = try db.beginRead()
-        defer { transaction.end() }
-        let names = try transaction.treeNames()
-        for name in requested where !names.contains(name) {
-            let known = names.isEmpty ? "none" : names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", ..." : "")
-            throw ToolError.failure("\(path) has no tree named '\(name)' (it has: \(known))")
-        }
-        let trees = requested.isEmpty ? names : requested
-        let jsonDatastores = decode ? try StoreCatalog.datastores(in: transaction).filter { $0.coding == "json" } : []
-
-        let total = try trees.reduce(UInt64(0)) { $0 + UInt64(try transaction.count(transaction.tree($1))) }
+        // The datastores whose instances --decode shows as JSON, and how.
+        let datastores = decode ? try db.read { try StoreInspector.datastores(in: $0) } : []
         let progress = ProgressBar("dump")
         defer { progress.finish() }
-        var done: UInt64 = 0
-        sink.append(Interchange.headerLine(pageSize: db.pageSize, generation: transaction.generation) + "\n")
-        for name in trees {
-            let tree = try transaction.tree(name)
-            let decodesJSON = jsonDatastores.contains { $0.owns(name) }
-            sink.append(Interchange.treeLine(name) + "\n")
-            try transaction.scan(tree) { key, value in
-                sink.append("{\"k\":\"")
-                key.withUnsafeBytes { sink.appendBase64($0) }
-                sink.append("\",\"v\":\"")
-                value.withUnsafeBytes { sink.appendBase64($0) }
-                sink.append("\"")
-                if decodesJSON, let payload = StoreCatalog.jsonPayload(ofEnvelope: value.bytes) {
-                    sink.append(",\"json\":")
-                    sink.append(singleLine(payload))
-                }
-                sink.append("}\n")
-                try sink.flushIfFull()
-                done += 1
-                if done % 4096 == 0 { progress.update(done, of: total, detail: "\(grouped(done)) entries") }
-                return true
-            }
+        try db.dump(trees: requested, annotate: decode ? { tree, value in
+            guard let datastore = datastores.first(where: { $0.holdsInstances(tree) }) else { return nil }
+            return StoreInspector.json(ofEnvelope: value.bytes, in: datastore)
+        } : nil, progress: { done, total in
+            progress.update(done, of: total, detail: "\(grouped(done)) entries")
+        }) { chunk in
+            try sink.write(chunk)
         }
-        try sink.flush()
-    }
-
-    /// JSON text on one line (JSONEncoder output already is; anything else is re-serialized).
-    private static func singleLine(_ payload: Data) -> [UInt8] {
-        if !payload.contains(0x0A) && !payload.contains(0x0D) { return Array(payload) }
-        if let object = try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed]),
-           let compact = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) {
-            return Array(compact)
-        }
-        return Array("null".utf8)
     }
 }

@@ -63,7 +63,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
     }
 
-    static var descriptorKey: String { "descriptor" }
+    static var descriptorKey: String { DatastoreDescriptor.storageKey }
 
     func storedDescriptor(in context: StoreReadContext) throws -> DatastoreDescriptor? {
         guard let info = try context.tree(layout.info), let bytes = try context.transaction.get(DatastoreSchema.descriptorKey, in: info) else {
