@@ -12,13 +12,15 @@ enum DumpCommand: Command {
             its name, {"tree":"NAME"} and one {"k":"BASE64","v":"BASE64"} line per entry in key order.
             Datastore bookkeeping trees (NAME#info, NAME#log, NAME#index.X) are dumped like any other
             tree. Everything comes from one read snapshot, so a dump is consistent while a writer
-            commits. With --decode, entries of JSON-coded datastores also carry "json": the decoded
-            instance (binary-coded instances stay base64 only); 'load' ignores that field.
+            commits. With --decode, instance entries of datastores (primary trees and direct indexes)
+            also carry "json": the instance as JSON, no Swift type needed (binary-coded ones are
+            rendered with the field description the store records; a field it does not describe
+            shows as {"$base64":...}); 'load' ignores that field.
             """,
         positionals: ["PATH", "TREE"], required: 1, variadic: true,
         options: [
             OptionSpec("output", short: "o", value: "FILE", help: "write to FILE instead of stdout (FILE must not exist)"),
-            OptionSpec("decode", help: "add the decoded JSON of JSON-coded datastore instances"),
+            OptionSpec("decode", help: "add each datastore instance as JSON (binary- and JSON-coded)"),
         ])
 
     static func run(_ arguments: ParsedArguments) async throws {

@@ -20,6 +20,8 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
 
     /// Index trees stored by an earlier declaration that no longer exists.
     let droppedIndexes: Mutex<Set<String>>
+    /// Writes left in this process whose instance shapes are recorded (see `InstanceShape`).
+    let shapeSamplesLeft = Atomic<Int>(16)
 
     /// `name`: where the datastore's trees are (`F.name`, or a former name a reader finds them under).
     init(name: String = F.name) {

@@ -92,6 +92,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             }
         }
         try appendLog(old == nil ? .created : .updated, idBytes: idBytes)
+        try recordShape(of: instance)
         return old
     }
 

@@ -18,6 +18,8 @@ public struct DatastoreSummary: Sendable, Equatable {
     public let indexes: [IndexSummary]
     /// How the first instance is encoded; nil for an empty datastore.
     public let coding: InstanceCoding?
+    /// The recorded shape of binary-coded instances, if any (see `InstanceShape`).
+    let shape: StoredInstanceShape?
 
     /// Whether `tree` is this datastore's primary tree or one of its bookkeeping trees.
     public func owns(_ tree: String) -> Bool { tree == name || tree.hasPrefix(name + "#") }
@@ -53,7 +55,10 @@ public enum StoreInspector {
             DatastoreSummary.IndexSummary(name: index.name, isDirect: index.isDirect,
                                           kind: IndexKind(rawValue: String(index.signature.prefix { $0 != "(" })))
         }
-        return DatastoreSummary(name: name, instances: instances, version: descriptor?.version, indexes: indexes, coding: coding)
+        let shape = try context.tree(layout.info).flatMap { try transaction.get(StoredInstanceShape.key, in: $0) }.flatMap {
+            try? JSONDecoder().decode(StoredInstanceShape.self, from: Data($0.bytes))
+        }
+        return DatastoreSummary(name: name, instances: instances, version: descriptor?.version, indexes: indexes, coding: coding, shape: shape)
     }
 
     /// The instance an envelope holds as JSON text on one line, without its Swift type: the
@@ -83,11 +88,20 @@ public enum StoreInspector {
     }
 
     /// The instance an envelope of `datastore` holds, as JSON on one line without its Swift
-    /// type; nil if it cannot be shown.
+    /// type: a JSON-coded one as stored, a binary-coded one rendered with the shape the store
+    /// recorded for its version (`BinaryJSONRenderer`). Nil if it cannot be shown (no shape
+    /// recorded for the version that wrote it, or not an envelope).
     public static func json(ofEnvelope bytes: [UInt8], in datastore: DatastoreSummary) -> [UInt8]? {
         switch InstanceEnvelope.coding(ofEnvelope: bytes) {
-        case .json?: return jsonPayload(ofEnvelope: bytes)
-        case .binary?, nil: return nil
+        case .json?:
+            return jsonPayload(ofEnvelope: bytes)
+        case .binary?:
+            guard let shape = datastore.shape, bytes.starts(with: shape.prefix) else { return nil }
+            return bytes.withUnsafeBytes { raw in
+                Array(BinaryJSONRenderer.render(UnsafeRawBufferPointer(rebasing: raw[shape.prefix.count...]), shape: shape.shape).utf8)
+            }
+        case nil:
+            return nil
         }
     }
 

@@ -20,7 +20,7 @@ public enum DumpLine: Equatable, Sendable {
         "{\"strata_dump\":\(formatVersion),\"page_size\":\(pageSize),\"generation\":\(generation)}"
     }
 
-    static func treeText(_ name: String) -> String { "{\"tree\":\(jsonString(name))}" }
+    static func treeText(_ name: String) -> String { "{\"tree\":\(jsonStringLiteral(name))}" }
 
     /// Appends an entry line, without its closing brace and newline (extra fields may follow).
     static func appendEntryStart(key: ByteView, value: ByteView, to output: inout [UInt8]) {

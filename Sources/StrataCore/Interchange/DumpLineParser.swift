@@ -155,7 +155,7 @@ struct LineParser {
 }
 
 /// A JSON string literal for `text`: quotes, backslashes and control characters escaped.
-func jsonString(_ text: String) -> String {
+public func jsonStringLiteral(_ text: String) -> String {
     var result = "\""
     for scalar in text.unicodeScalars {
         switch scalar {
