@@ -130,6 +130,7 @@ private struct Refused: Error {}
             try tx[books].persist(sampleBooks()[0])
             #expect(throws: StrataError.self) { try books.persist(sampleBooks()[1]) }
             await #expect(throws: StrataError.self) { try await store.write { _ in await Task.yield() } }
+            #expect(throws: StrataError.self) { _ = try store.datastore(TickFormat.self) }
         }
         #expect(try books.count == 1)
     }

@@ -9,6 +9,9 @@ enum DatastoreRename {
     /// Throws `RenameError.datastoreNameTaken` when `F.name` and a former name (or two former
     /// names) both hold trees.
     static func resolveName<F: DatastoreFormat>(of format: F.Type, in store: Store<some StoreAccess>) throws -> String {
+        // Opening a datastore of a read-write store writes its declaration: inside an async
+        // write body that would wait for the writer this task holds.
+        if store is Store<ReadWrite> { try WriteScope.refuseNesting(store.database) }
         guard !F.formerNames.isEmpty else { return F.name }
         if let writable = store as? Store<ReadWrite> {
             return try writable.write { context in

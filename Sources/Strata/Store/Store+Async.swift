@@ -78,8 +78,9 @@ extension Store where Access == ReadWrite {
     ///   the transaction is rolled back and the error (`CancellationError`) is thrown. A task
     ///   cancelled while waiting for the writer lock stops waiting at once.
     /// - Waiting for the writer lock and the commit's syncs run on a Dispatch thread.
-    /// - A nested `store.write` (sync or async) inside `body` throws `StrataError.misuse`; use
-    ///   the context you have.
+    /// - A nested `store.write` (sync or async), or opening a datastore, inside `body` throws
+    ///   `StrataError.misuse`: use the context you have (open datastores before). The engine's
+    ///   own `database.write` must not be called inside `body`: it would wait for this writer.
     @discardableResult
     public func write<Result>(isolation: isolated (any Actor)? = #isolation,
                               _ body: (StoreWriteContext) async throws -> Result) async throws -> Result {
