@@ -109,3 +109,27 @@ private func byKey(_ ids: [UUID]) -> [UUID] {
         #expect(try books.load("isbn-2", from: \.isbn) == nil)
     }
 }
+
+@Suite struct ChangeLogTests {
+    /// With no reader pinning it, the log keeps about `logRetention` generations: older entries
+    /// are trimmed in batches, the newest stay.
+    @Test func logIsTrimmedToItsRetention() throws {
+        let store = try Store.inMemory()
+        let notes = try store.datastore(NoteFormat.self)
+        let id = UUID()
+        for i in 0..<1200 { try notes.persist(Note(id: id, text: "\(i)")) }
+        let (first, last, count) = try store.database.read { tx -> (UInt64, UInt64, Int) in
+            let log = try tx.tree("notes#log")
+            let cursor = try tx.cursor(log)
+            _ = try cursor.first()
+            let first = try cursor.key().withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+            _ = try cursor.last()
+            let last = try cursor.key().withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+            return (first, last, try tx.count(log))
+        }
+        #expect(last == store.database.generation)
+        #expect(first > 1, "nothing was trimmed")
+        #expect(last - first >= 1024 && last - first < 1024 + 64 + 1, "kept generations \(first)...\(last)")
+        #expect(count == Int(last - first + 1))
+    }
+}
