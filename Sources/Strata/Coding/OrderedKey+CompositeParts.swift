@@ -6,6 +6,7 @@ public protocol CompositeOrderedKey: OrderedKey {
 }
 
 extension CompositeKey: CompositeOrderedKey {
+    /// The component types, first to last (`[Int.self, String.self]` for `CompositeKey<Int, String>`).
     public static var componentTypes: [any OrderedKey.Type] {
         var types: [any OrderedKey.Type] = []
         for type in repeat (each Component).self { types.append(type) }
@@ -15,6 +16,7 @@ extension CompositeKey: CompositeOrderedKey {
 
 /// A composite key is stored (as an identifier, in an instance) as an array of its components.
 extension CompositeKey: Encodable where repeat each Component: Encodable {
+    /// Encodes the components, in order, as an unkeyed container (an array in JSON).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         for component in repeat each components { try container.encode(component) }
@@ -22,6 +24,7 @@ extension CompositeKey: Encodable where repeat each Component: Encodable {
 }
 
 extension CompositeKey: Decodable where repeat each Component: Decodable {
+    /// Decodes the components from an unkeyed container, in order.
     public init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         self.init(repeat try container.decode((each Component).self))

@@ -14,8 +14,10 @@ import StrataCore
 /// the wrong position) or more parts than the key has is a `KeyPrefixError`, never a silently
 /// empty result. Integer literals are `Int`: write `Int32(3)` for an `Int32` component.
 public struct KeyPrefix: Sendable, CustomStringConvertible {
+    /// The leading parts, first to last (empty: every key, for use with a `then:` range).
     public let parts: [any OrderedKey]
 
+    /// The leading parts of a key, in the key's order: `KeyPrefix(3)`, `KeyPrefix(3, "Dune")`.
     public init(_ parts: any OrderedKey...) {
         self.parts = parts
     }

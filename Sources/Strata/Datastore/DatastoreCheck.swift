@@ -3,11 +3,15 @@ import StrataCore
 
 /// What a consistency check of one datastore found.
 public struct DatastoreCheckReport: Sendable, Equatable {
+    /// The datastore checked.
     public let datastore: String
+    /// Instances read.
     public internal(set) var instances = 0
+    /// Index entries read (of the indexes checked).
     public internal(set) var indexEntries = 0
     /// One line per problem (at most `DatastoreCheckReport.problemLimit`).
     public internal(set) var problems: [String] = []
+    /// No problem was found.
     public var isClean: Bool { problems.isEmpty }
 
     /// Listing stops after this many problems.
@@ -22,9 +26,13 @@ public struct DatastoreCheckReport: Sendable, Equatable {
 
 /// What `Store.check()` found: the engine's page check and one report per datastore.
 public struct StoreCheckReport: Sendable {
+    /// The engine's check of every page (`Database.check`).
     public let pages: CheckReport
+    /// One format-free report per datastore.
     public let datastores: [DatastoreCheckReport]
+    /// Every problem found, pages first.
     public var problems: [String] { pages.problems + datastores.flatMap(\.problems) }
+    /// No problem was found anywhere.
     public var isClean: Bool { pages.isClean && datastores.allSatisfy(\.isClean) }
 }
 

@@ -49,13 +49,17 @@ public struct DatastoreStream<F: DatastoreFormat>: AsyncSequence, Sendable {
     /// An error known before iteration (an unknown or unbuilt index): thrown by the first `next()`.
     var failure: (any Error)?
 
+    /// A new iteration from the start of the range (each iterator reads on its own).
     public func makeAsyncIterator() -> Iterator {
         Iterator(state: StreamState(stream: self))
     }
 
+    /// Reads the next batch when the one in hand is used up.
     public struct Iterator: AsyncIteratorProtocol {
         let state: StreamState<F>
 
+        /// The next instance; nil at the end of the range or limit. Throws what reading or
+        /// decoding throws, or `CancellationError` if the task is cancelled before a batch read.
         public mutating func next() async throws -> F.Instance? {
             try await state.next()
         }
