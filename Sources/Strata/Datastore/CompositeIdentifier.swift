@@ -54,22 +54,7 @@ public struct KeyPrefix: Sendable, CustomStringConvertible {
 
     /// Every key starting with these parts whose next part lies in `range`.
     func keyRange<Key: OrderedKey, R: IndexRangeExpression>(for key: Key.Type, then range: R) throws -> KeyRange {
-        let prefix = try encoded(for: key, nextPart: R.Bound.self)
-        let lower: [UInt8]?
-        switch range.lowerIndexBound {
-        case .unbounded: lower = prefix
-        case .including(let value): lower = prefix + value.orderedKeyBytes
-        case .excluding(let value): lower = OrderedKeyWriter.prefixUpperBound(of: prefix + value.orderedKeyBytes)
-        }
-        let upper: [UInt8]?
-        switch range.upperIndexBound {
-        case .unbounded: upper = OrderedKeyWriter.prefixUpperBound(of: prefix)
-        case .including(let value): upper = OrderedKeyWriter.prefixUpperBound(of: prefix + value.orderedKeyBytes)
-        case .excluding(let value): upper = prefix + value.orderedKeyBytes
-        }
-        // An excluded lower bound with no successor (all 0xFF) leaves nothing to scan.
-        guard let lower else { return KeyRange(lower: [0xFF], upper: [0xFF]) }
-        return KeyRange(lower: lower, upper: upper)
+        KeyRange(range, after: try encoded(for: key, nextPart: R.Bound.self))
     }
 }
 
