@@ -51,7 +51,12 @@ func runTypedRole(_ role: String, _ arguments: [String]) async throws -> Bool {
             if expected % 16_384 == 0 { try await Task.sleep(nanoseconds: 1_000_000) } else { await Task.yield() }
         }
         let base = baseline ?? (0, 0)
-        say("streamed \(expected) anon+\(max(0, peakAnon - base.anon)) hwm+\(processStatus("VmHWM") - base.hwm) \(Date().timeIntervalSince(start))")
+        let seconds = Date().timeIntervalSince(start)
+        // The control: the same measurement sees 300,000 instances held at once.
+        let before = processStatus("RssAnon")
+        let held = try ticks.loadAll(limit: 300_000)
+        let control = processStatus("RssAnon") - before
+        say("streamed \(expected) anon+\(max(0, peakAnon - base.anon)) hwm+\(processStatus("VmHWM") - base.hwm) \(seconds) control+\(control) \(held.count)")
         return true
     default:
         return false
