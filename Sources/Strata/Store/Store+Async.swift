@@ -79,7 +79,8 @@ extension Store where Access == ReadWrite {
     ///   cancelled while waiting for the writer lock stops waiting at once.
     /// - Waiting for the writer lock and the commit's syncs run on a Dispatch thread.
     /// - A nested `store.write` (sync or async), or opening a datastore, inside `body` throws
-    ///   `StrataError.misuse`: use the context you have (open datastores before). The engine's
+    ///   `StrataError.misuse`: use the context you have (open datastores before). Tasks `body`
+    ///   starts (child tasks, `Task {}`) inherit this, `Task.detached` does not. The engine's
     ///   own `database.write` must not be called inside `body`: it would wait for this writer.
     @discardableResult
     public func write<Result>(isolation: isolated (any Actor)? = #isolation,
