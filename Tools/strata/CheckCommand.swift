@@ -1,3 +1,4 @@
+import Strata
 import StrataCore
 
 /// `strata check PATH`: verifies every page of the latest snapshot.
@@ -9,7 +10,10 @@ enum CheckCommand: Command {
             Checks page checksums and headers, key order within pages and against parent separators,
             uniform tree depth, entry and page counts against tree records, overflow runs, and that
             every page below the high-water mark is in exactly one tree or listed once as free.
-            Each problem is printed on its own line, followed by a summary line. Exit status: 0 when
+            Then every datastore of the typed layer, without its format: instances are envelopes,
+            every index entry names an existing instance (a direct one holds its bytes), single-valued
+            indexes have one entry per instance (Store.check()). Each problem is printed on its own
+            line, followed by a summary line. Exit status: 0 when
             clean, 1 when problems were found (or the store cannot be opened), 2 for usage errors.
             Safe while a writer commits: it checks one read snapshot.
             """,
@@ -17,25 +21,29 @@ enum CheckCommand: Command {
 
     static func run(_ arguments: ParsedArguments) async throws {
         let path = arguments.positionals[0]
-        let db = try Database(path: path, mode: .readOnly)
-        defer { db.close() }
+        let store = try Store(at: path, mode: .readOnly)
+        defer { store.database.close() }
         let progress = ProgressBar("check: verifying pages")
         let started = monotonicNanoseconds()
-        let report = try db.check { done, total in progress.update(done, of: total) }
+        let storeReport = try store.check { done, total in progress.update(done, of: total) }
         progress.finish()
+        let report = storeReport.pages
         let elapsed = Double(monotonicNanoseconds() - started) / 1e9
         var text = ""
-        for problem in report.problems { text += "problem: \(problem)\n" }
+        let problems = storeReport.problems
+        for problem in problems { text += "problem: \(problem)\n" }
         let entries = report.trees.reduce(UInt64(0)) { $0 + $1.record.entries }
         text += "\(path): generation \(report.generation), \(plural(report.pageCount, "page")) checked "
         text += "(\(grouped(report.treePages)) in trees, \(grouped(report.freePages)) free), "
-        text += "\(plural(report.trees.count, "tree")), \(plural(entries, "entry", "entries")) in \(duration(elapsed)): "
+        text += "\(plural(report.trees.count, "tree")), \(plural(entries, "entry", "entries"))"
+        text += storeReport.datastores.isEmpty ? "" : ", \(plural(storeReport.datastores.count, "datastore"))"
+        text += " in \(duration(elapsed)): "
         // The checker stops listing after 200 problems.
-        let atLeast = report.problems.count >= 200 ? "at least " : ""
-        text += report.isClean ? "clean\n" : "\(atLeast)\(plural(report.problems.count, "problem"))\n"
+        let atLeast = report.problems.count >= 200 || storeReport.datastores.contains { $0.problems.count >= DatastoreCheckReport.problemLimit } ? "at least " : ""
+        text += storeReport.isClean ? "clean\n" : "\(atLeast)\(plural(problems.count, "problem"))\n"
         Console.write(text)
-        if !report.isClean {
-            throw ToolError.failure("\(path) failed its check with \(plural(report.problems.count, "problem")) (listed above); restore it from a backup")
+        if !storeReport.isClean {
+            throw ToolError.failure("\(path) failed its check with \(plural(problems.count, "problem")) (listed above); restore it from a backup")
         }
     }
 }

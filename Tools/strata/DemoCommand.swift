@@ -187,9 +187,8 @@ enum DemoCommand: Command {
         let db = try Database(path: path, mode: .readOnly)
         defer { db.close() }
         let report = try db.check()
-        let fileSize = try StoreFiles.dataFileSize(of: path)
-        let reused = try reusedPages(path: path, pageSize: report.pageSize, below: min(seed.pageCount, report.pageCount),
-                                     after: seed.generation)
+        let fileSize = try db.dataFileSize()
+        let reused = try db.pagesWritten(after: seed.generation, below: min(seed.pageCount, report.pageCount))
         let growth = Int64(report.pageCount) - Int64(seed.pageCount)
         rows.append(["file", byteCount(fileSize),
                      "\(grouped(report.pageCount)) pages in use (\(growth >= 0 ? "+" : "")\(grouped(growth)) since seeding), "
@@ -203,34 +202,6 @@ enum DemoCommand: Command {
                          : ["removed", path, "pass --keep to keep it"])
         Console.write("\n" + table(["", "", ""], rows))
         guard report.isClean else { throw ToolError.failure("the demo store failed its check: \(report.problems[0])") }
-    }
-
-    /// Pages below `pageCount` whose header says a commit after `generation` wrote them: space
-    /// freed earlier and reused by the run (copy-on-write never rewrites a live page in place).
-    /// Reads the page headers straight from the file (see PageLayout: page number at byte 0,
-    /// writing transaction at byte 8, kind at byte 24).
-    private static func reusedPages(path: String, pageSize: Int, below pageCount: UInt64, after generation: UInt64) throws -> Int {
-        guard pageCount > 2 else { return 0 }
-        let file = try RawFile(path: StoreFiles.dataPath(of: path), flags: O_RDONLY)
-        let chunkPages = max(1, (4 << 20) / pageSize)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 4096)
-        defer { buffer.deallocate() }
-        var reused = 0
-        var page: UInt64 = 2
-        while page < pageCount {
-            let count = Int(min(UInt64(chunkPages), pageCount - page))
-            let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(count * pageSize)]), at: page * UInt64(pageSize))
-            for index in 0..<(got / pageSize) {
-                let header = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<(index * pageSize + 32)])
-                let kind = header[24]
-                if loadLittleEndian(UInt64.self, from: header, at: 0) == page + UInt64(index), (2...4).contains(kind),
-                   loadLittleEndian(UInt64.self, from: header, at: 8) > generation {
-                    reused += 1
-                }
-            }
-            page += UInt64(count)
-        }
-        return reused
     }
 }
 

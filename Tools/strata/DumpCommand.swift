@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import Strata
 import StrataCore
 
 /// `strata dump PATH [TREE ...]`: every entry of one snapshot as JSON lines (see README.md).
@@ -12,13 +12,15 @@ enum DumpCommand: Command {
             its name, {"tree":"NAME"} and one {"k":"BASE64","v":"BASE64"} line per entry in key order.
             Datastore bookkeeping trees (NAME#info, NAME#log, NAME#index.X) are dumped like any other
             tree. Everything comes from one read snapshot, so a dump is consistent while a writer
-            commits. With --decode, entries of JSON-coded datastores also carry "json": the decoded
-            instance (binary-coded instances stay base64 only); 'load' ignores that field.
+            commits. With --decode, instance entries of datastores (primary trees and direct indexes)
+            also carry "json": the instance as JSON, no Swift type needed (binary-coded ones are
+            rendered with the field description the store records; a field it does not describe
+            shows as {"$base64":...}); 'load' ignores that field.
             """,
         positionals: ["PATH", "TREE"], required: 1, variadic: true,
         options: [
             OptionSpec("output", short: "o", value: "FILE", help: "write to FILE instead of stdout (FILE must not exist)"),
-            OptionSpec("decode", help: "add the decoded JSON of JSON-coded datastore instances"),
+            OptionSpec("decode", help: "add each datastore instance as JSON (binary- and JSON-coded)"),
         ])
 
     static func run(_ arguments: ParsedArguments) async throws {
@@ -41,52 +43,17 @@ enum DumpCommand: Command {
     }
 
     private static func dump(_ db: Database, path: String, requested: [String], decode: Bool, to sink: ByteSink) throws {
-        let transaction = try db.beginRead()
-        defer { transaction.end() }
-        let names = try transaction.treeNames()
-        for name in requested where !names.contains(name) {
-            let known = names.isEmpty ? "none" : names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", ..." : "")
-            throw ToolError.failure("\(path) has no tree named '\(name)' (it has: \(known))")
-        }
-        let trees = requested.isEmpty ? names : requested
-        let jsonDatastores = decode ? try StoreCatalog.datastores(in: transaction).filter { $0.coding == "json" } : []
-
-        let total = try trees.reduce(UInt64(0)) { $0 + UInt64(try transaction.count(transaction.tree($1))) }
+        // The datastores whose instances --decode shows as JSON, and how.
+        let datastores = decode ? try db.read { try StoreInspector.datastores(in: $0) } : []
         let progress = ProgressBar("dump")
         defer { progress.finish() }
-        var done: UInt64 = 0
-        sink.append(Interchange.headerLine(pageSize: db.pageSize, generation: transaction.generation) + "\n")
-        for name in trees {
-            let tree = try transaction.tree(name)
-            let decodesJSON = jsonDatastores.contains { $0.owns(name) }
-            sink.append(Interchange.treeLine(name) + "\n")
-            try transaction.scan(tree) { key, value in
-                sink.append("{\"k\":\"")
-                key.withUnsafeBytes { sink.appendBase64($0) }
-                sink.append("\",\"v\":\"")
-                value.withUnsafeBytes { sink.appendBase64($0) }
-                sink.append("\"")
-                if decodesJSON, let payload = StoreCatalog.jsonPayload(ofEnvelope: value.bytes) {
-                    sink.append(",\"json\":")
-                    sink.append(singleLine(payload))
-                }
-                sink.append("}\n")
-                try sink.flushIfFull()
-                done += 1
-                if done % 4096 == 0 { progress.update(done, of: total, detail: "\(grouped(done)) entries") }
-                return true
-            }
+        try db.dump(trees: requested, annotate: decode ? { tree, value in
+            guard let datastore = datastores.first(where: { $0.holdsInstances(tree) }) else { return nil }
+            return StoreInspector.json(ofEnvelope: value.bytes, in: datastore)
+        } : nil, progress: { done, total in
+            progress.update(done, of: total, detail: "\(grouped(done)) entries")
+        }) { chunk in
+            try sink.write(chunk)
         }
-        try sink.flush()
-    }
-
-    /// JSON text on one line (JSONEncoder output already is; anything else is re-serialized).
-    private static func singleLine(_ payload: Data) -> [UInt8] {
-        if !payload.contains(0x0A) && !payload.contains(0x0D) { return Array(payload) }
-        if let object = try? JSONSerialization.jsonObject(with: payload, options: [.fragmentsAllowed]),
-           let compact = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) {
-            return Array(compact)
-        }
-        return Array("null".utf8)
     }
 }

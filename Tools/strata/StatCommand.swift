@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import StrataCore
 
 /// `strata stat PATH`: what is in a store and how its file is used, like mdb_stat.
@@ -18,19 +19,18 @@ enum StatCommand: Command {
         let db = try Database(path: path, mode: .readOnly)
         defer { db.close() }
         let (commitTime, datastores) = try db.read { transaction in
-            (transaction.commitTime, try StoreCatalog.datastores(in: transaction))
+            (transaction.commitTime, try StoreInspector.datastores(in: transaction))
         }
         let progress = ProgressBar("stat: walking pages")
         let report = try db.check { done, total in progress.update(done, of: total) }
         progress.finish()
-        let fileSize = try StoreFiles.dataFileSize(of: path)
-        let version = try StoreFiles.formatVersion(of: path, pageSize: db.pageSize)
+        let fileSize = try db.dataFileSize()
         let readers = try db.readerReport().filter { !$0.isThisHandle }
 
         let usedBytes = report.pageCount * UInt64(report.pageSize)
         var text = ""
         text += "store        \(path)\n"
-        text += "format       version \(version.map(String.init) ?? "?"), page size \(report.pageSize)\n"
+        text += "format       version \(Database.formatVersion), page size \(report.pageSize)\n"
         let age = Double(wallNanoseconds()) / 1e9 - Double(commitTime) / 1e9
         text += "generation   \(report.generation)"
         text += commitTime == 0 ? " (new store)\n" : ", committed \(timestamp(commitTime)) (\(duration(max(0, age))) ago)\n"
@@ -59,7 +59,7 @@ enum StatCommand: Command {
             text += "\ndatastores (\(datastores.count))\n"
             let rows = datastores.map { store -> [String] in
                 let indexes = store.indexes.map { $0.name + ($0.isDirect ? " (direct)" : "") }.joined(separator: ", ")
-                return [store.name, grouped(store.instances), store.version ?? "?", store.coding ?? "-", indexes.isEmpty ? "-" : indexes]
+                return [store.name, grouped(store.instances), store.version ?? "?", store.coding.map { $0 == .json ? "json" : "binary" } ?? "-", indexes.isEmpty ? "-" : indexes]
             }
             text += table(["name", "instances", "version", "coding", "indexes"], rows, right: [1])
         }

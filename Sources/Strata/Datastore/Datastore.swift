@@ -10,7 +10,8 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 
     init(store: Store<Access>) throws {
         self.store = store
-        schema = DatastoreSchema<F>()
+        try F.fieldEvolution?.validate(datastore: F.name)
+        schema = DatastoreSchema<F>(name: try DatastoreRename.resolveName(of: F.self, in: store))
         if Access.self == ReadWrite.self {
             try store.database.write { transaction in
                 let context = StoreWriteContext(transaction: transaction)

@@ -129,7 +129,7 @@ public class DatastoreReader<F: DatastoreFormat> {
 
     /// The stored instance an index entry stands for: its value (direct index) or the primary
     /// entry of the identifier that ends its key (reference index).
-    private func envelope<Value: OrderedKey>(ofIndexEntry key: ByteView, value: ByteView, _ info: IndexInfo<F.Instance>, primary: Tree?,
+    func envelope<Value: OrderedKey>(ofIndexEntry key: ByteView, value: ByteView, _ info: IndexInfo<F.Instance>, primary: Tree?,
                                              valueType: Value.Type) throws -> ByteView {
         if info.isDirect { return value }
         let envelope = try key.withUnsafeBytes { key in

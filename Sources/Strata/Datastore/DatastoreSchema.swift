@@ -20,10 +20,13 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
 
     /// Index trees stored by an earlier declaration that no longer exists.
     let droppedIndexes: Mutex<Set<String>>
+    /// Writes left in this process whose instance shapes are recorded (see `InstanceShape`).
+    let shapeSamplesLeft = Atomic<Int>(16)
 
-    init() {
+    /// `name`: where the datastore's trees are (`F.name`, or a former name a reader finds them under).
+    init(name: String = F.name) {
         format = F()
-        layout = DatastoreLayout(name: F.name)
+        layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
@@ -62,7 +65,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
     }
 
-    static var descriptorKey: String { "descriptor" }
+    static var descriptorKey: String { DatastoreDescriptor.storageKey }
 
     func storedDescriptor(in context: StoreReadContext) throws -> DatastoreDescriptor? {
         guard let info = try context.tree(layout.info), let bytes = try context.transaction.get(DatastoreSchema.descriptorKey, in: info) else {

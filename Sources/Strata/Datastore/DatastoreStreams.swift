@@ -1,62 +1,44 @@
-import Dispatch
 import StrataCore
 
 extension Datastore {
-    /// The instances whose index value lies in `range`, as an `AsyncSequence`: one read snapshot,
-    /// scanned on a background thread (never the cooperative pool) and delivered as they are
-    /// decoded. Cancelling the consuming task stops the scan.
+    /// The instances whose index value lies in `range`, read and decoded as the consumer asks (a
+    /// pull-based `DatastoreStream`: at most one batch in memory; see `StreamConsistency` for the
+    /// snapshots read).
     public func stream<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
-                                                                        limit: Int? = nil) -> AsyncThrowingStream<F.Instance, Error>
+                                                                        limit: Int? = nil, batchSize: Int = DatastoreStreamDefaults.batchSize,
+                                                                        consistency: StreamConsistency = .perBatch) -> DatastoreStream<F>
     where I.Instance == F.Instance, R.Bound == I.Value {
-        indexStream(KeyRange(range), from: index, order: order, limit: limit)
+        .indexed(self, index, KeyRange(range), order: order, limit: limit, batchSize: batchSize, consistency: consistency)
     }
 
-    /// Every instance in the index's order, as an `AsyncSequence`.
+    /// Every instance in the index's order, as a pull-based `DatastoreStream`.
     public func stream<I: IndexRepresentation>(_ range: UnboundedRange, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
-                                               limit: Int? = nil) -> AsyncThrowingStream<F.Instance, Error> where I.Instance == F.Instance {
-        indexStream(.everything, from: index, order: order, limit: limit)
+                                               limit: Int? = nil, batchSize: Int = DatastoreStreamDefaults.batchSize,
+                                               consistency: StreamConsistency = .perBatch) -> DatastoreStream<F> where I.Instance == F.Instance {
+        .indexed(self, index, .everything, order: order, limit: limit, batchSize: batchSize, consistency: consistency)
     }
 
-    private func indexStream<I: IndexRepresentation>(_ keys: KeyRange, from index: KeyPath<F, I>, order: RangeOrder, limit: Int?)
-    -> AsyncThrowingStream<F.Instance, Error> where I.Instance == F.Instance {
-        let info: IndexInfo<F.Instance>
-        do { info = try schema.index(index) } catch { return AsyncThrowingStream { throw error } }
-        return stream { reader, deliver in
-            try reader.forEachIndexed(info, keys, valueType: I.Value.self, order: order, limit: limit, deliver)
-        }
+    /// The instances whose identifier lies in `range`, in identifier order, as a pull-based
+    /// `DatastoreStream`.
+    ///
+    /// ```swift
+    /// for try await event in events.stream(start..<end, order: .descending, limit: 50) { … }
+    /// ```
+    public func stream<R: IndexRangeExpression>(_ range: R, order: RangeOrder = .ascending, limit: Int? = nil,
+                                                batchSize: Int = DatastoreStreamDefaults.batchSize,
+                                                consistency: StreamConsistency = .perBatch) -> DatastoreStream<F> where R.Bound == F.Identifier {
+        .primary(self, KeyRange(range), order: order, limit: limit, batchSize: batchSize, consistency: consistency)
     }
 
-    /// Every instance in identifier order, as an `AsyncSequence` (see `stream(_:from:)`).
-    public func streamAll(order: RangeOrder = .ascending) -> AsyncThrowingStream<F.Instance, Error> {
-        stream { reader, deliver in
-            try reader.scan(reader.layout.primary, .everything, order: order, limit: nil) { _, envelope in
-                guard try deliver(try reader.decode(envelope)) else { throw StreamStopped() }
-            }
-        }
+    /// Every instance in identifier order, as a pull-based `DatastoreStream`.
+    public func streamAll(order: RangeOrder = .ascending, limit: Int? = nil, batchSize: Int = DatastoreStreamDefaults.batchSize,
+                          consistency: StreamConsistency = .perBatch) -> DatastoreStream<F> {
+        .primary(self, .everything, order: order, limit: limit, batchSize: batchSize, consistency: consistency)
     }
+}
 
-    private struct StreamStopped: Error {}
-
-    private func stream(_ produce: @escaping @Sendable (DatastoreReader<F>, (F.Instance) throws -> Bool) throws -> Void)
-    -> AsyncThrowingStream<F.Instance, Error> {
-        let (stream, continuation) = AsyncThrowingStream<F.Instance, Error>.makeStream()
-        let cancelled = CancellationFlag()
-        continuation.onTermination = { _ in cancelled.set() }
-        DispatchQueue.global().async {
-            do {
-                try self.store.read { context in
-                    try produce(context[self]) { instance in
-                        continuation.yield(instance)
-                        return !cancelled.isSet
-                    }
-                }
-                continuation.finish()
-            } catch is StreamStopped {
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        return stream
-    }
+/// Defaults of `DatastoreStream`.
+public enum DatastoreStreamDefaults {
+    /// Instances per batch: about a page of small instances per short read transaction.
+    public static let batchSize = 64
 }

@@ -42,12 +42,20 @@ public protocol DatastoreFormat: Sendable {
     static func identifier(of instance: Instance) -> Identifier
     /// Turns an instance stored by an older version into the current `Instance`.
     static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance
+    /// Fields renamed, and defaults for fields older instances lack, without a version bump (see
+    /// `FieldEvolution`). Default: none.
+    static var fieldEvolution: FieldEvolution? { get }
+    /// Names this datastore had before: on first open, the data stored under one of them is
+    /// taken over without copying (see `Datastore`). Default: none.
+    static var formerNames: [String] { get }
 
     init()
 }
 
 extension DatastoreFormat {
     public static var coding: InstanceCoding { .binary }
+    public static var fieldEvolution: FieldEvolution? { nil }
+    public static var formerNames: [String] { [] }
 
     public static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance {
         throw DatastoreError.migrationMissing(datastore: name, version: "\(version.rawValue)")

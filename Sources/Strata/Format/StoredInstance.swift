@@ -56,7 +56,7 @@ enum InstanceEnvelope {
             bytes.count >= prefix.count && (prefix.isEmpty || memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
         }
         guard matchesCurrent else { return try decode(bytes, format: F.self) }
-        return try decodePayload(F.Instance.self, from: UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...]), coding: F.coding)
+        return try decodeCurrent(F.self, from: UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...]), coding: F.coding)
     }
 
     /// Decodes an envelope, migrating older versions and refusing newer ones.
@@ -78,7 +78,7 @@ enum InstanceEnvelope {
         }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[reader.offset...])
         if rawVersion == F.currentVersion.rawValue {
-            return try decodePayload(F.Instance.self, from: payload, coding: coding)
+            return try decodeCurrent(F.self, from: payload, coding: coding)
         }
         guard let version = F.Version(rawValue: rawVersion) else {
             let newest = F.Version.allCases.map(\.rawValue).max() ?? F.currentVersion.rawValue

@@ -62,17 +62,19 @@ struct KeyRange {
     var lower: [UInt8]?
     var upper: [UInt8]?
 
-    init<Bound: OrderedKey>(_ range: some IndexRangeExpression<Bound>) {
+    /// The keys that start with `prefix` (the leading parts of a composite key; empty: none)
+    /// and continue with a value in `range`.
+    init<Bound: OrderedKey>(_ range: some IndexRangeExpression<Bound>, after prefix: [UInt8] = []) {
         switch range.lowerIndexBound {
-        case .unbounded: lower = nil
-        case .including(let value): lower = value.orderedKeyBytes
+        case .unbounded: lower = prefix.isEmpty ? nil : prefix
+        case .including(let value): lower = prefix + value.orderedKeyBytes
         // Past every key that starts with the value's bytes.
-        case .excluding(let value): lower = OrderedKeyWriter.prefixUpperBound(of: value.orderedKeyBytes) ?? [0xFF, 0xFF, 0xFF, 0xFF]
+        case .excluding(let value): lower = OrderedKeyWriter.prefixUpperBound(of: prefix + value.orderedKeyBytes) ?? [0xFF, 0xFF, 0xFF, 0xFF]
         }
         switch range.upperIndexBound {
-        case .unbounded: upper = nil
-        case .including(let value): upper = OrderedKeyWriter.prefixUpperBound(of: value.orderedKeyBytes)
-        case .excluding(let value): upper = value.orderedKeyBytes
+        case .unbounded: upper = prefix.isEmpty ? nil : OrderedKeyWriter.prefixUpperBound(of: prefix)
+        case .including(let value): upper = OrderedKeyWriter.prefixUpperBound(of: prefix + value.orderedKeyBytes)
+        case .excluding(let value): upper = prefix + value.orderedKeyBytes
         }
     }
 

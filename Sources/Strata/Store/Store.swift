@@ -87,12 +87,14 @@ extension Store where Access == ReadWrite {
     /// serialized after every write queued before it, and rolls back alone if it throws.
     @discardableResult
     public func write<Result>(_ body: (StoreWriteContext) throws -> Result) throws -> Result {
-        try database.write { try body(StoreWriteContext(transaction: $0)) }
+        try WriteScope.refuseNesting(database)
+        return try database.write { try body(StoreWriteContext(transaction: $0)) }
     }
 
     /// Like `write`, run on a dedicated queue (it blocks on the writer lock and on fsync). A task
     /// cancelled before the commit rolls everything back and throws `CancellationError`.
     public func write<Result: Sendable>(_ body: @escaping @Sendable (StoreWriteContext) throws -> Result) async throws -> Result {
+        try WriteScope.refuseNesting(database)
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -24,8 +24,24 @@ struct MetaPage: Equatable {
     var pageCount: UInt64
     var commitTime: UInt64
 
-    static let encodedSize = 208
-    static let checksumOffset = 200
+    static let encodedSize = Offset.checksum + 8
+
+    /// Field offsets (the table above); encode and decode use these and nothing else.
+    enum Offset {
+        /// The page header's page number and transaction id (see `PageLayout`).
+        static let slot = PageLayout.pageNumberOffset
+        static let writtenBy = PageLayout.transactionOffset
+        static let magic = PageLayout.headerSize
+        static let formatVersion = 40
+        static let pageSize = 44
+        static let transactionID = 48
+        static let catalog = 56
+        static let freeTree = catalog + TreeRecord.encodedSize
+        static let pageCount = freeTree + TreeRecord.encodedSize
+        static let commitTime = pageCount + 8
+        static let checksum = commitTime + 8
+    }
+    static let checksumOffset = Offset.checksum
 
     enum DecodeFailure: Error, Equatable {
         case notAStore
@@ -37,23 +53,23 @@ struct MetaPage: Equatable {
     /// mapping: the writer may be rewriting it).
     static func decode(_ bytes: UnsafeRawBufferPointer, slot: UInt64) -> Result<MetaPage, DecodeFailure> {
         guard bytes.count >= encodedSize, let base = bytes.baseAddress else { return .failure(.invalid("short meta")) }
-        guard base.loadUnaligned(fromByteOffset: 32, as: UInt64.self) == PageLayout.magic else { return .failure(.notAStore) }
-        let version = base.loadUnaligned(fromByteOffset: 40, as: UInt32.self)
+        guard base.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == PageLayout.magic else { return .failure(.notAStore) }
+        let version = base.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self)
         let stored = base.loadUnaligned(fromByteOffset: checksumOffset, as: UInt64.self)
         guard stored == Checksum.hash(base, count: checksumOffset) else { return .failure(.invalid("meta \(slot) checksum mismatch")) }
         guard version == PageLayout.formatVersion else { return .failure(.unsupportedVersion(version)) }
-        guard base.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == slot,
+        guard base.loadUnaligned(fromByteOffset: Offset.slot, as: UInt64.self) == slot,
               base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.meta.rawValue else {
             return .failure(.invalid("meta \(slot) header is wrong"))
         }
-        let pageSize = Int(base.loadUnaligned(fromByteOffset: 44, as: UInt32.self))
+        let pageSize = Int(base.loadUnaligned(fromByteOffset: Offset.pageSize, as: UInt32.self))
         guard PageLayout.isValidPageSize(pageSize) else { return .failure(.invalid("page size \(pageSize)")) }
-        let meta = MetaPage(transactionID: base.loadUnaligned(fromByteOffset: 48, as: UInt64.self),
+        let meta = MetaPage(transactionID: base.loadUnaligned(fromByteOffset: Offset.transactionID, as: UInt64.self),
                             pageSize: pageSize,
-                            catalog: TreeRecord(decoding: base + 56),
-                            freeTree: TreeRecord(decoding: base + 120),
-                            pageCount: base.loadUnaligned(fromByteOffset: 184, as: UInt64.self),
-                            commitTime: base.loadUnaligned(fromByteOffset: 192, as: UInt64.self))
+                            catalog: TreeRecord(decoding: base + Offset.catalog),
+                            freeTree: TreeRecord(decoding: base + Offset.freeTree),
+                            pageCount: base.loadUnaligned(fromByteOffset: Offset.pageCount, as: UInt64.self),
+                            commitTime: base.loadUnaligned(fromByteOffset: Offset.commitTime, as: UInt64.self))
         guard meta.transactionID % 2 == slot || meta.transactionID == 0 else {
             return .failure(.invalid("meta \(slot) holds transaction \(meta.transactionID)"))
         }
@@ -71,17 +87,17 @@ struct MetaPage: Equatable {
     func encode(into base: UnsafeMutableRawPointer, byteCount: Int, slot: UInt64? = nil) {
         memset(base, 0, byteCount)
         let slot = slot ?? transactionID % 2
-        base.storeBytes(of: slot, toByteOffset: 0, as: UInt64.self)
-        base.storeBytes(of: transactionID, toByteOffset: 8, as: UInt64.self)
+        base.storeBytes(of: slot, toByteOffset: Offset.slot, as: UInt64.self)
+        base.storeBytes(of: transactionID, toByteOffset: Offset.writtenBy, as: UInt64.self)
         base.storeBytes(of: PageKind.meta.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
-        base.storeBytes(of: PageLayout.magic, toByteOffset: 32, as: UInt64.self)
-        base.storeBytes(of: PageLayout.formatVersion, toByteOffset: 40, as: UInt32.self)
-        base.storeBytes(of: UInt32(pageSize), toByteOffset: 44, as: UInt32.self)
-        base.storeBytes(of: transactionID, toByteOffset: 48, as: UInt64.self)
-        catalog.encode(into: base + 56)
-        freeTree.encode(into: base + 120)
-        base.storeBytes(of: pageCount, toByteOffset: 184, as: UInt64.self)
-        base.storeBytes(of: commitTime, toByteOffset: 192, as: UInt64.self)
+        base.storeBytes(of: PageLayout.magic, toByteOffset: Offset.magic, as: UInt64.self)
+        base.storeBytes(of: PageLayout.formatVersion, toByteOffset: Offset.formatVersion, as: UInt32.self)
+        base.storeBytes(of: UInt32(pageSize), toByteOffset: Offset.pageSize, as: UInt32.self)
+        base.storeBytes(of: transactionID, toByteOffset: Offset.transactionID, as: UInt64.self)
+        catalog.encode(into: base + Offset.catalog)
+        freeTree.encode(into: base + Offset.freeTree)
+        base.storeBytes(of: pageCount, toByteOffset: Offset.pageCount, as: UInt64.self)
+        base.storeBytes(of: commitTime, toByteOffset: Offset.commitTime, as: UInt64.self)
         base.storeBytes(of: Checksum.hash(base, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
     }
 

@@ -26,33 +26,47 @@ public struct TreeRecord: Equatable, Sendable {
     public internal(set) var created: UInt64 = 0
 
     static let encodedSize = 64
+
+    /// Field offsets (the table above); encode and decode use these and nothing else.
+    enum Offset {
+        static let root = 0
+        static let entries = 8
+        static let branchPages = 16
+        static let leafPages = 24
+        static let overflowPages = 32
+        static let depth = 40
+        static let flags = 42
+        static let reserved = 44
+        static let lastModified = 48
+        static let created = 56
+    }
     /// Where `lastModified` lives in the encoded record (change streams read only this field).
-    static let lastModifiedOffset = 48
+    static let lastModifiedOffset = Offset.lastModified
 
     init() {}
 
     init(decoding base: UnsafeRawPointer) {
-        root = base.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
-        entries = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-        branchPages = base.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
-        leafPages = base.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
-        overflowPages = base.loadUnaligned(fromByteOffset: 32, as: UInt64.self)
-        depth = Int(base.loadUnaligned(fromByteOffset: 40, as: UInt16.self))
-        lastModified = base.loadUnaligned(fromByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self)
-        created = base.loadUnaligned(fromByteOffset: 56, as: UInt64.self)
+        root = base.loadUnaligned(fromByteOffset: Offset.root, as: UInt64.self)
+        entries = base.loadUnaligned(fromByteOffset: Offset.entries, as: UInt64.self)
+        branchPages = base.loadUnaligned(fromByteOffset: Offset.branchPages, as: UInt64.self)
+        leafPages = base.loadUnaligned(fromByteOffset: Offset.leafPages, as: UInt64.self)
+        overflowPages = base.loadUnaligned(fromByteOffset: Offset.overflowPages, as: UInt64.self)
+        depth = Int(base.loadUnaligned(fromByteOffset: Offset.depth, as: UInt16.self))
+        lastModified = base.loadUnaligned(fromByteOffset: Offset.lastModified, as: UInt64.self)
+        created = base.loadUnaligned(fromByteOffset: Offset.created, as: UInt64.self)
     }
 
     func encode(into base: UnsafeMutableRawPointer) {
-        base.storeBytes(of: root, toByteOffset: 0, as: UInt64.self)
-        base.storeBytes(of: entries, toByteOffset: 8, as: UInt64.self)
-        base.storeBytes(of: branchPages, toByteOffset: 16, as: UInt64.self)
-        base.storeBytes(of: leafPages, toByteOffset: 24, as: UInt64.self)
-        base.storeBytes(of: overflowPages, toByteOffset: 32, as: UInt64.self)
-        base.storeBytes(of: UInt16(depth), toByteOffset: 40, as: UInt16.self)
-        base.storeBytes(of: UInt16(0), toByteOffset: 42, as: UInt16.self)
-        base.storeBytes(of: UInt32(0), toByteOffset: 44, as: UInt32.self)
-        base.storeBytes(of: lastModified, toByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self)
-        base.storeBytes(of: created, toByteOffset: 56, as: UInt64.self)
+        base.storeBytes(of: root, toByteOffset: Offset.root, as: UInt64.self)
+        base.storeBytes(of: entries, toByteOffset: Offset.entries, as: UInt64.self)
+        base.storeBytes(of: branchPages, toByteOffset: Offset.branchPages, as: UInt64.self)
+        base.storeBytes(of: leafPages, toByteOffset: Offset.leafPages, as: UInt64.self)
+        base.storeBytes(of: overflowPages, toByteOffset: Offset.overflowPages, as: UInt64.self)
+        base.storeBytes(of: UInt16(depth), toByteOffset: Offset.depth, as: UInt16.self)
+        base.storeBytes(of: UInt16(0), toByteOffset: Offset.flags, as: UInt16.self)
+        base.storeBytes(of: UInt32(0), toByteOffset: Offset.reserved, as: UInt32.self)
+        base.storeBytes(of: lastModified, toByteOffset: Offset.lastModified, as: UInt64.self)
+        base.storeBytes(of: created, toByteOffset: Offset.created, as: UInt64.self)
     }
 
     /// A record read from disk must describe a plausible tree before anything follows its root.

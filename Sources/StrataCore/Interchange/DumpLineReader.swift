@@ -1,0 +1,73 @@
+import Glibc
+
+/// Reads a file descriptor line by line in large chunks.
+final class DumpLineReader {
+    private let descriptor: Int32
+    let path: String
+    private var storage: UnsafeMutableRawPointer
+    private var capacity = 1 << 20
+    /// Unconsumed bytes are storage[start..<end].
+    private var start = 0
+    private var end = 0
+    private var atEnd = false
+    /// Bytes consumed so far (for progress).
+    private(set) var bytesRead: UInt64 = 0
+    private(set) var lineNumber = 0
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Calls `body` with the next line, without its terminator (and a trailing CR); nil at the end.
+    func nextLine<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result? {
+        while true {
+            var lineEnd = -1
+            if start < end, let hit = memchr(storage + start, 0x0A, end - start) {
+                lineEnd = storage.distance(to: hit)
+            } else if atEnd {
+                guard start < end else { return nil }
+                lineEnd = end
+            }
+            if lineEnd >= 0 {
+                var stop = lineEnd
+                if stop > start && storage.load(fromByteOffset: stop - 1, as: UInt8.self) == 0x0D { stop -= 1 }
+                let line = UnsafeRawBufferPointer(start: storage + start, count: stop - start)
+                start = min(end, lineEnd + 1)
+                lineNumber += 1
+                return try body(line)
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws {
+        if start > 0 {
+            memmove(storage, storage + start, end - start)
+            end -= start
+            start = 0
+        }
+        if end == capacity {
+            // One line longer than the buffer: grow it.
+            let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 16)
+            larger.copyMemory(from: storage, byteCount: end)
+            storage.deallocate()
+            storage = larger
+            capacity *= 2
+        }
+        while true {
+            let count = Glibc.read(descriptor, storage + end, capacity - end)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StrataError.io(operation: "read", path: path, errno: errno)
+            }
+            if count == 0 { atEnd = true }
+            end += count
+            bytesRead += UInt64(count)
+            return
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Glibc
+
+extension Database {
+    /// The on-disk format version this build reads and writes (every store it opens has it: any
+    /// other version is refused with `StrataError.unsupportedFormat`).
+    public static var formatVersion: UInt32 { PageLayout.formatVersion }
+
+    /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).
+    public func dataFileSize() throws -> UInt64 { try dataFile.size() }
+
+    /// How many pages below `pageCount` were written by a commit after `generation`, judged by
+    /// their page headers: space that was free at `generation` and has been reused since
+    /// (copy-on-write never rewrites a live page in place). Reads the headers with `pread`; a
+    /// page being rewritten concurrently may be miscounted, so this is a statistic, not a check.
+    public func pagesWritten(after generation: UInt64, below pageCount: UInt64) throws -> Int {
+        let limit = min(pageCount, try dataFile.size() / UInt64(pageSize))
+        guard limit > PageLayout.metaPageCount else { return 0 }
+        let chunkPages = max(1, (4 << 20) / pageSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkPages * pageSize, alignment: 4096)
+        defer { buffer.deallocate() }
+        var written = 0
+        var page = PageLayout.metaPageCount
+        while page < limit {
+            let count = Int(min(UInt64(chunkPages), limit - page))
+            let got = try dataFile.read(into: buffer.baseAddress!, count: count * pageSize, at: page * UInt64(pageSize))
+            for index in 0..<(got / pageSize) {
+                let header = buffer.baseAddress! + index * pageSize
+                let kind = header.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)
+                if header.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) == page + UInt64(index),
+                   PageKind(rawValue: kind).map({ $0 != .meta }) ?? false,
+                   header.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) > generation {
+                    written += 1
+                }
+            }
+            page += UInt64(count)
+        }
+        return written
+    }
+}
