@@ -51,8 +51,13 @@ import StrataTestFixtures
         var generator = SeededGenerator(seed: seed)
         var cadence = CommitCadence()
         var time = Self.start
-        for _ in 0..<20 {
-            time += UInt64.random(in: 100_000...5_000_000, using: &generator)
+        // Short and long gaps alternate, so no stretch of commits keeps a period by chance (uniform
+        // gaps of 0.1–5 ms did for some seeds: eight of them can happen to line up within half a
+        // period, which is what a steady writer is).
+        for step in 0..<20 {
+            let gap = step % 2 == 0 ? UInt64.random(in: 200_000...600_000, using: &generator)
+                                    : UInt64.random(in: 3_000_000...5_000_000, using: &generator)
+            time += gap
             cadence.recordCommit(at: time)
         }
         #expect(cadence.forecast == nil, "seed \(seed)")
