@@ -19,9 +19,6 @@ public final class Database: Sendable {
     let options: DatabaseOptions
     let dataFile: PosixFile
     let io: any DataFileIO
-    /// A second descriptor on the data file opened `O_DSYNC`, for full-durability meta writes: one
-    /// synchronous write replaces write + fdatasync (and lets the device use a FUA write).
-    let metaFile: PosixFile?
     let mapping: FileMapping
     let lockFile: LockFile
     let readers: ReaderTable
@@ -89,8 +86,6 @@ public final class Database: Sendable {
             throw StrataError.notAStore(path: path, reason: "it has no data file (open it read-write to create a store)")
         }
         io = options.dataFileIO?(dataFile) ?? dataFile
-        metaFile = mode == .readWrite && options.durability == .full && options.dataFileIO == nil
-            ? try PosixFile(path: dataPath, flags: O_WRONLY | O_DSYNC) : nil
         let status = try dataFile.status()
         let inode = UInt64(status.st_ino)
         var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
@@ -108,12 +103,13 @@ public final class Database: Sendable {
         if mode == .readWrite {
             try Database.acquireWriterLock(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
             // A previous writer may have committed between our first look and the lock.
-            newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+            let choice = try MetaReader.choose(in: dataFile, storePath: path)
             fileSize = try dataFile.size()
-            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            try MetaReader.checkLength(fileSize, of: choice.meta, storePath: path)
+            newest = try WriterRecovery.prepare(dataFile, choice: choice, durability: options.durability)
             lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
             // Publishing here also finishes the commit of a writer that died between writing its
-            // meta and publishing it.
+            // meta and publishing it (its pages verified and are now synced).
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
             writer = WriterSession(committed: newest, fileSize: fileSize)
         } else {
@@ -255,7 +251,9 @@ public final class Database: Sendable {
     private func validatedMeta(generation: UInt64) throws -> MetaPage? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
         return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
-            // The writer may be rewriting the other meta, never this one: copy, then validate.
+            // The writer may be rewriting the other meta, never this one: copy, then validate. A
+            // published generation was synced before it was published: its page list (not copied)
+            // needs no verification.
             memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
             guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
                   meta.transactionID == generation else { return nil }
