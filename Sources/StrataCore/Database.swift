@@ -88,13 +88,17 @@ public final class Database: Sendable {
         io = options.dataFileIO?(dataFile) ?? dataFile
         let status = try dataFile.status()
         let inode = UInt64(status.st_ino)
-        var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+        var newest = try MetaReader.newestMeta(of: dataFile, storePath: path, verifying: false)
         // The generation a fresh lock file starts from is read again under the set-up lock: a
-        // writer may have committed since the read above.
+        // writer may have committed since the read above. Only then (nobody else has the store
+        // open) are the newest meta's pages verified.
         let openedData = dataFile
+        var verified: MetaPage?
         lockFile = try LockFile(path: path + "/lock", requestedSlots: options.readerSlots, pageSize: newest.pageSize,
                                 dataInode: inode, fileMode: options.fileMode) {
-            try MetaReader.newestMeta(of: openedData, storePath: path).transactionID
+            let meta = try MetaReader.newestMeta(of: openedData, storePath: path)
+            verified = meta
+            return meta.transactionID
         }
         pageSize = newest.pageSize
         readers = ReaderTable(lockFile: lockFile)
@@ -113,7 +117,7 @@ public final class Database: Sendable {
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
             writer = WriterSession(committed: newest, fileSize: fileSize)
         } else {
-            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            try MetaReader.checkLength(fileSize, of: verified ?? newest, storePath: path)
             writer = nil
         }
         mapping = try FileMapping(file: dataFile, minimumLength: Int(fileSize))

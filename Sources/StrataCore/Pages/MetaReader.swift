@@ -17,11 +17,14 @@ enum MetaReader {
         var staleSlot: UInt64?
     }
 
-    static func newestMeta(of file: PosixFile, storePath: String) throws -> MetaPage {
-        try choose(in: file, storePath: storePath).meta
+    static func newestMeta(of file: PosixFile, storePath: String, verifying: Bool = true) throws -> MetaPage {
+        try choose(in: file, storePath: storePath, verifying: verifying).meta
     }
 
-    static func choose(in file: PosixFile, storePath: String) throws -> Choice {
+    /// Without `verifying`, the newest meta that decodes (what a process that joins a store a live
+    /// writer keeps publishing needs: the page size; that writer may be reusing the pages an older
+    /// meta names while they are read, so their verification means nothing then).
+    static func choose(in file: PosixFile, storePath: String, verifying: Bool = true) throws -> Choice {
         let size = try file.size()
         guard size > 0 else { throw StrataError.notAStore(path: storePath, reason: "the data file is empty") }
         var candidates: [(slot: UInt64, meta: MetaPage)] = []
@@ -58,7 +61,7 @@ enum MetaReader {
         for (index, candidate) in ordered.enumerated() {
             // A file too short for the last candidate left is reported as truncated (`checkLength`).
             let isLast = index == ordered.count - 1
-            if let problem = try damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) {
+            if verifying, let problem = try damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) {
                 rejected.append("generation \(candidate.meta.transactionID): \(problem)")
                 continue
             }
