@@ -6,19 +6,6 @@ import Testing
 /// a rejected commit is skipped and wiped, a format-1 store keeps opening and is upgraded so that
 /// an older Strata never sees it roll back.
 @Suite struct CommitVerificationTests {
-    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws {
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: offset)
-        handle.write(Data(bytes))
-        try handle.close()
-    }
-
-    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
-        let handle = try #require(FileHandle(forReadingAtPath: path))
-        try handle.seek(toOffset: offset)
-        return Array(handle.readData(ofLength: count))
-    }
-
     /// Three commits of 200 keys; returns the store and the content after the second one.
     func makeStore() throws -> (TemporaryDirectory, StoreContent) {
         let dir = TemporaryDirectory()
@@ -37,7 +24,7 @@ import Testing
 
     /// The meta of `slot`, with its page list.
     func meta(_ path: String, slot: UInt64, pageSize: Int) throws -> MetaPage {
-        let bytes = try read(path + "/data", at: slot * UInt64(pageSize), count: pageSize)
+        let bytes = try readFile(path + "/data", at: slot * UInt64(pageSize), count: pageSize)
         return try bytes.withUnsafeBytes { raw in
             try MetaPage.decode(raw, slot: slot).get().decodingRuns(raw).get()
         }
@@ -51,7 +38,7 @@ import Testing
         let run = try #require(newest.pageRuns.last)
         #expect(newest.pageRuns.reduce(0) { $0 + $1.count } >= 2, "the commit names its pages")
         // The last page of the newest commit holds what was there before (an unwritten page).
-        try patch(data, at: (run.first + run.count - 1) * 4096 + 100, [0xAB, 0xCD])
+        try patchFile(data, at: (run.first + run.count - 1) * 4096 + 100, [0xAB, 0xCD])
         // A reader that opens the store first sees the commit before.
         let reader = try Database(path: dir.path, mode: .readOnly)
         #expect(reader.generation == 2)
@@ -60,7 +47,7 @@ import Testing
         // So does the writer, which wipes the rejected meta before it reuses its transaction id.
         let writer = try Database(path: dir.path)
         #expect(writer.generation == 2)
-        #expect(try read(data, at: 4096, count: MetaPage.encodedSize).allSatisfy { $0 == 0 })
+        #expect(try readFile(data, at: 4096, count: MetaPage.encodedSize).allSatisfy { $0 == 0 })
         try writer.write { tx in try tx.put("after", "recovery", in: try tx.tree("t")) }
         #expect(writer.generation == 3)
         #expect(try writer.check().isClean)
@@ -88,13 +75,13 @@ import Testing
     func downgradeToFormatOne(_ path: String, pageSize: Int) throws {
         for slot in 0..<2 {
             let offset = UInt64(slot * pageSize)
-            var bytes = try read(path + "/data", at: offset, count: MetaPage.encodedSize)
+            var bytes = try readFile(path + "/data", at: offset, count: MetaPage.encodedSize)
             bytes.withUnsafeMutableBytes { raw in
                 raw.storeBytes(of: UInt32(1), toByteOffset: 40, as: UInt32.self)
                 raw.storeBytes(of: Checksum.hash(raw.baseAddress!, count: MetaPage.legacyChecksumOffset),
                                toByteOffset: MetaPage.legacyChecksumOffset, as: UInt64.self)
             }
-            try patch(path + "/data", at: offset, bytes)
+            try patchFile(path + "/data", at: offset, bytes)
         }
     }
 

@@ -18,18 +18,9 @@ import Testing
         return dir
     }
 
-    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws {
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: offset)
-        handle.write(Data(bytes))
-        try handle.close()
-    }
+    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws { try patchFile(path, at: offset, bytes) }
 
-    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
-        let handle = try #require(FileHandle(forReadingAtPath: path))
-        try handle.seek(toOffset: offset)
-        return Array(handle.readData(ofLength: count))
-    }
+    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] { try readFile(path, at: offset, count: count) }
 
     @Test func truncatedDataFile() throws {
         let dir = try makeStore()

@@ -398,7 +398,7 @@ struct FuzzMutator {
                 store64(page << 24 | length, list + 8 * index)
                 applied.append("forgePageList \(slot) run \(index) first page \(page)")
             case 2:
-                let value = [0, 1, length - 1, length + 1, 0xFF_FFFF, 512, 513][int(0..<7)] & 0xFF_FFFF
+                let value = [0, 1, length &- 1, length &+ 1, 0xFF_FFFF, 512, 513][int(0..<7)] & 0xFF_FFFF
                 store64(first << 24 | value, list + 8 * index)
                 applied.append("forgePageList \(slot) run \(index) length \(value)")
             case 3:
