@@ -19,8 +19,9 @@ public class Transaction {
     /// The catalog tree: tree name -> `TreeRecord`.
     var catalog: TreeRecord
     /// Trees opened in this transaction. A transaction touches a handful, so a linear search beats
-    /// hashing the name.
-    var trees: [TreeState] = []
+    /// hashing the name. No runtime exclusivity check (every put reads and writes it): only the
+    /// thread using the transaction touches it, and no access to it overlaps another.
+    @exclusivity(unchecked) var trees: [TreeState] = []
     let serial: UInt64
     /// The committed generation this transaction started from.
     public let generation: UInt64
