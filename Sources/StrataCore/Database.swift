@@ -19,9 +19,6 @@ public final class Database: Sendable {
     let options: DatabaseOptions
     let dataFile: PosixFile
     let io: any DataFileIO
-    /// A second descriptor on the data file opened `O_DSYNC`, for full-durability meta writes: one
-    /// synchronous write replaces write + fdatasync (and lets the device use a FUA write).
-    let metaFile: PosixFile?
     let mapping: FileMapping
     let lockFile: LockFile
     let readers: ReaderTable
@@ -93,17 +90,19 @@ public final class Database: Sendable {
             throw StrataError.notAStore(path: path, reason: "it has no data file (open it read-write to create a store)")
         }
         io = options.dataFileIO?(dataFile) ?? dataFile
-        metaFile = mode == .readWrite && options.durability == .full && options.dataFileIO == nil
-            ? try PosixFile(path: dataPath, flags: O_WRONLY | O_DSYNC) : nil
         let status = try dataFile.status()
         let inode = UInt64(status.st_ino)
-        var newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+        var newest = try MetaReader.newestMeta(of: dataFile, storePath: path, verifying: false)
         // The generation a fresh lock file starts from is read again under the set-up lock: a
-        // writer may have committed since the read above.
+        // writer may have committed since the read above. Only then (nobody else has the store
+        // open) are the newest meta's pages verified.
         let openedData = dataFile
+        var verified: MetaPage?
         lockFile = try LockFile(path: path + "/lock", requestedSlots: options.readerSlots, pageSize: newest.pageSize,
                                 dataInode: inode, fileMode: options.fileMode) {
-            try MetaReader.newestMeta(of: openedData, storePath: path).transactionID
+            let meta = try MetaReader.newestMeta(of: openedData, storePath: path)
+            verified = meta
+            return meta.transactionID
         }
         pageSize = newest.pageSize
         readers = ReaderTable(lockFile: lockFile)
@@ -112,16 +111,17 @@ public final class Database: Sendable {
         if mode == .readWrite {
             try WriterLock.acquire(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
             // A previous writer may have committed between our first look and the lock.
-            newest = try MetaReader.newestMeta(of: dataFile, storePath: path)
+            let choice = try MetaReader.choose(in: dataFile, storePath: path)
             fileSize = try dataFile.size()
-            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            try MetaReader.checkLength(fileSize, of: choice.meta, storePath: path)
+            newest = try WriterRecovery.prepare(dataFile, choice: choice, durability: options.durability)
             lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
             // Publishing here also finishes the commit of a writer that died between writing its
-            // meta and publishing it.
+            // meta and publishing it (its pages verified and are now synced).
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
             writer = WriterSession(committed: newest, fileSize: fileSize)
         } else {
-            try MetaReader.checkLength(fileSize, of: newest, storePath: path)
+            try MetaReader.checkLength(fileSize, of: verified ?? newest, storePath: path)
             writer = nil
         }
         mapping = try FileMapping(file: dataFile, minimumLength: Int(fileSize))
@@ -237,7 +237,8 @@ public final class Database: Sendable {
             // the writer commits g+1 and then g+2, which reuses the slot of g. The copy is
             // therefore taken first and trusted only if its checksum validates and it names
             // `generation` itself; a torn copy or a newer meta fails that check and the caller
-            // retries on the generation then published.
+            // retries on the generation then published. A published generation was synced
+            // before it was published: its page list (not copied) needs no verification.
             memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
             guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
                   meta.transactionID == generation else { return nil }

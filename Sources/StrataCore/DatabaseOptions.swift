@@ -11,15 +11,21 @@ public enum AccessMode: Sendable, Equatable {
 /// What a commit waits for before it returns. Every mode keeps the store consistent after a
 /// process crash (the kernel still writes what was handed to it); they differ on power loss.
 public enum Durability: Sendable, Equatable {
-    /// Data pages are synced, then the meta page is written and synced: a commit that returned
-    /// survives power loss. Two `fdatasync` calls per commit.
+    /// The commit's pages, its meta and any file growth are written, then synced with one
+    /// `fdatasync`: a commit that returned survives power loss, and a commit cut short by one is
+    /// detected when the store is opened (the meta names its pages, which are verified) and the
+    /// store opens at the commit before it. A commit of more than 2 MiB syncs twice (its pages,
+    /// then its meta).
     case full
-    /// Data pages are synced, the meta is not: after a power loss the store opens at the last
-    /// commit whose meta reached the disk (possibly the previous one), always consistent.
+    /// Kept so existing code compiles: since format 2 it is `.full`. It used to skip the meta's
+    /// sync and risk losing the last commit; one flush now covers pages and meta together, so
+    /// there is nothing left to save.
+    @available(*, deprecated, renamed: "full", message: "one flush per commit now covers pages and meta together; this mode is .full")
     case noMetaSync
-    /// Nothing is synced: survives process crashes; a power loss may lose recent commits and, if the
-    /// disk reorders writes, can leave the newest meta pointing at pages that never reached it
-    /// (detected by page checksums; the store then needs a restore from a backup).
+    /// Nothing is synced: survives process crashes. A power loss may lose recent commits; a newest
+    /// commit whose pages did not all arrive is detected at open and skipped, but if the disk
+    /// reorders writes across commits, older pages may be missing too (found by page checksums:
+    /// opening reports the damage, or `check()` does; the store then needs a restore).
     case none
 }
 

@@ -18,30 +18,39 @@ import Testing
         return dir
     }
 
-    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws {
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: offset)
-        handle.write(Data(bytes))
-        try handle.close()
-    }
+    func patch(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws { try patchFile(path, at: offset, bytes) }
 
-    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
-        let handle = try #require(FileHandle(forReadingAtPath: path))
-        try handle.seek(toOffset: offset)
-        return Array(handle.readData(ofLength: count))
-    }
+    func read(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] { try readFile(path, at: offset, count: count) }
 
     @Test func truncatedDataFile() throws {
         let dir = try makeStore()
         let data = dir.path + "/data"
-        let (pageCount, pageSize) = try Database(path: dir.path, mode: .readOnly).read { ($0.pageCount, $0.database.pageSize) }
-        truncate(data, off_t((pageCount - 1) * UInt64(pageSize)))
+        let pageSize = try Database(path: dir.path, mode: .readOnly).pageSize
+        // Shorter than every commit's pages: nothing to fall back to.
+        truncate(data, off_t(3 * pageSize))
         #expect {
             _ = try Database(path: dir.path, mode: .readOnly)
         } throws: { error in
             guard case StrataError.truncatedFile = error else { return false }
             return true
         }
+    }
+
+    /// A file that lost the tail the newest commit grew it by (its size change never reached the
+    /// disk) opens at the commit before, which fits.
+    @Test func dataFileCutInsideTheNewestCommitOpensAtTheOneBefore() throws {
+        let dir = try makeStore()
+        let data = dir.path + "/data"
+        let db0 = try Database(path: dir.path)
+        let (generation, pageCount, pageSize) = try db0.read { ($0.generation, $0.pageCount, $0.database.pageSize) }
+        let expected = try db0.read { try content(of: $0) }
+        try db0.write { tx in try tx.put("grown", [UInt8](repeating: 7, count: 1 << 20), in: try tx.tree("t")) }
+        db0.close()
+        truncate(data, off_t(pageCount * UInt64(pageSize)))
+        let db = try Database(path: dir.path)
+        #expect(db.generation == generation)
+        #expect(try db.read { try content(of: $0) } == expected)
+        #expect(try db.check().isClean)
     }
 
     @Test func corruptNewestMetaFallsBackToThePreviousCommit() throws {
@@ -107,17 +116,18 @@ import Testing
         let db0 = try Database(path: dir.path, mode: .readOnly)
         let pageSize = db0.pageSize
         db0.close()
-        // Rewrite both metas as format 2 with valid checksums: a newer Strata wrote this store.
+        // Rewrite both metas as the next format with valid checksums: a newer Strata wrote this store.
+        let future = PageLayout.formatVersion + 1
         for slot in 0..<2 {
             let offset = UInt64(slot * pageSize)
             var meta = try read(dir.path + "/data", at: offset, count: MetaPage.encodedSize)
             meta.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: UInt32(2), toByteOffset: 40, as: UInt32.self)
+                raw.storeBytes(of: future, toByteOffset: 40, as: UInt32.self)
                 raw.storeBytes(of: Checksum.hash(raw.baseAddress!, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
             }
             try patch(dir.path + "/data", at: offset, meta)
         }
-        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: 2, supported: PageLayout.formatVersion)) {
+        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: future, supported: PageLayout.formatVersion)) {
             _ = try Database(path: dir.path, mode: .readOnly)
         }
     }
@@ -135,7 +145,14 @@ import Testing
                 let offset = UInt64.random(in: UInt64(2 * pageSize)..<size, using: &random)
                 try patch(data, at: offset, [UInt8.random(in: 0...255, using: &random)])
             }
-            let db = try Database(path: dir.path)
+            // Damage in pages that the newest commits wrote is found at open: the store opens at an
+            // older commit, or (if the commit before is damaged too) refuses with `corruptMeta`.
+            let db: Database
+            do {
+                db = try Database(path: dir.path)
+            } catch StrataError.corruptMeta {
+                continue
+            }
             // Reads either succeed or throw a typed error; check() reports damage it finds.
             do {
                 try db.read { tx throws in

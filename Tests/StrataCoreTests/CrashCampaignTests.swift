@@ -10,15 +10,13 @@ import Testing
 ///
 /// `STRATA_CAMPAIGN_KILLS` sets the number of kills (default 40).
 @Suite(.serialized) struct CrashCampaignTests {
-    static let durabilityNames = ["full", "noMetaSync", "none"]
+    /// `strata-child`'s durability argument: 1 was `noMetaSync`, which is now `full`.
+    static let durabilityNames = ["full", "full (noMetaSync)", "none"]
 
-    /// The steps of a commit that exist in a durability mode (see `Database.persist`).
+    /// The steps of a commit that exist in a durability mode (see `Database.persist`): one sync
+    /// after the meta ("meta-sync"); "pages-sync" only in a commit larger than a meta can name.
     static func steps(durability: Int) -> [String] {
-        switch durability {
-        case 0: return ["setsize", "pages", "pages-sync", "meta", "meta-sync"]
-        case 1: return ["setsize", "pages", "pages-sync", "meta"]
-        default: return ["setsize", "pages", "meta"]
-        }
+        durability == 2 ? ["setsize", "pages", "meta"] : ["setsize", "pages", "pages-sync", "meta", "meta-sync"]
     }
 
     @Test func killsInsideCommitNeverLoseAnAcknowledgedCommit() throws {
@@ -53,27 +51,31 @@ import Testing
             let phase = phases[Int.random(in: 0..<phases.count, using: &random)]
             // The file only grows now and then: the resize step runs on a fresh store whose writer
             // adds ballast (100 KB a commit, in a tree the content check ignores), so that the
-            // first, second or third resize comes within a few commits.
+            // first, second or third resize comes within a few commits. Only commits of more than
+            // 2 MiB sync their pages separately: that step's store gets 3 MB of ballast a commit.
             let isResize = step == "setsize"
-            let resizeStore = isResize ? TemporaryDirectory() : nil
-            let store = resizeStore?.path ?? dir.path
-            let target = isResize ? Int.random(in: 1...3, using: &random) : Int.random(in: 1...8, using: &random)
-            let child = try ChildProcess(["kill-writer", store, String(durability), step, phase, String(target)] + (isResize ? ["grow"] : []))
+            let isHuge = step == "pages-sync"
+            let freshStore = isResize || isHuge ? TemporaryDirectory() : nil
+            let store = freshStore?.path ?? dir.path
+            let target = freshStore != nil ? Int.random(in: 1...3, using: &random) : Int.random(in: 1...8, using: &random)
+            let ballast = isResize ? ["grow"] : isHuge ? ["huge"] : []
+            let child = try ChildProcess(["kill-writer", store, String(durability), step, phase, String(target)] + ballast)
             let killLine = child.waitFor("kill", timeout: 60)
             child.waitForExit(timeout: 30)
             #expect(killLine == "kill \(step) \(phase) \(target)", "\(context): child said \(String(describing: killLine)), lines \(child.allLines.suffix(3))")
             #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGKILL, "\(context)")
             let startLine = child.allLines.first { $0.hasPrefix("start ") }
-            let start = startLine.flatMap { Int($0.dropFirst(6)) } ?? (isResize ? 0 : lastCounter)
+            let start = startLine.flatMap { Int($0.dropFirst(6)) } ?? (freshStore != nil ? 0 : lastCounter)
             let acknowledged = acknowledgedCounter(child) ?? start
-            // Once the new meta is in the file (even unsynced), the kernel keeps it: the commit
-            // in flight is the one the store reopens at. Before that, the previous one.
+            // Once the new meta is in the file (even unsynced), the kernel keeps it and its pages:
+            // they verify, and the commit in flight is the one the store reopens at. Before that
+            // (or with half a meta), the previous one.
             let metaLanded = step == "meta-sync" || (step == "meta" && phase == "after")
             let expected = metaLanded ? acknowledged + 1 : acknowledged
             let counter = try verifyCrashLoopStore(store, context: context)
             #expect(counter == expected,
                     "\(context): killed at \(step) \(phase) #\(target) (\(CrashCampaignTests.durabilityNames[durability])): counter \(counter), expected \(expected)")
-            if !isResize { lastCounter = counter }
+            if freshStore == nil { lastCounter = counter }
             tally["\(step) \(phase)", default: 0] += 1
         }
         let seconds = Date().timeIntervalSince(started)

@@ -56,3 +56,18 @@ func verifyCrashLoopStore(_ path: String, context: String) throws -> Int {
 func acknowledgedCounter(_ child: ChildProcess) -> Int? {
     child.allLines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max()
 }
+
+/// Overwrites `bytes` at `offset` of the file at `path` (damage a store on purpose).
+func patchFile(_ path: String, at offset: UInt64, _ bytes: [UInt8]) throws {
+    let handle = try #require(FileHandle(forUpdatingAtPath: path))
+    try handle.seek(toOffset: offset)
+    handle.write(Data(bytes))
+    try handle.close()
+}
+
+/// Up to `count` bytes at `offset` of the file at `path`.
+func readFile(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
+    let handle = try #require(FileHandle(forReadingAtPath: path))
+    try handle.seek(toOffset: offset)
+    return Array(handle.readData(ofLength: count))
+}

@@ -134,7 +134,7 @@ struct FuzzTemplate: Sendable {
 struct FuzzMutator {
     enum Mutation: String, CaseIterable {
         case bitFlips, byteSmash, truncate, swapPages, copyPage, zeroPage, forgeHeader, forgeNode, duplicateSlot,
-             cycle, forgeMeta, forgeCatalogRecord, forgeFreeList, forgeOverflow
+             cycle, forgeMeta, forgeCatalogRecord, forgeFreeList, forgeOverflow, forgePageList
     }
 
     let template: FuzzTemplate
@@ -210,6 +210,19 @@ struct FuzzMutator {
         let start = slot * pageSize
         let sum = bytes.withUnsafeBytes { Checksum.hash($0.baseAddress! + start, count: MetaPage.checksumOffset) }
         store64(sum, start + MetaPage.checksumOffset)
+    }
+
+    /// Recomputes the checksum of a meta's page list (over as many runs as its count announces,
+    /// capped at what fits in the page) so that the run checks, not the checksum, meet the forgery.
+    private mutating func resealPageList(_ slot: Int) {
+        let start = slot * pageSize
+        let count = min(Int(load(start + MetaPage.Offset.runCount, width: 4)), MetaPage.runCapacity(pageSize: pageSize))
+        guard start + MetaPage.encodedSize + 8 * count <= bytes.count else { return }
+        let transaction = load64(start + 48)
+        let sum = bytes.withUnsafeBytes {
+            Checksum.hash($0.baseAddress! + start + MetaPage.encodedSize, count: 8 * count, seed: Checksum.seed ^ transaction)
+        }
+        store64(sum, start + MetaPage.Offset.runChecksum)
     }
 
     private mutating func maybeReseal(_ page: Int) {
@@ -363,6 +376,44 @@ struct FuzzMutator {
                 store64(pages, base + 184)
                 applied.append("forgeMeta \(slot) page count \(pages)")
             }
+            if chance(90) { resealMeta(slot) } else { applied.append("(meta checksum left stale)") }
+        case .forgePageList:
+            // The pages a meta names for verification at open: counts, runs pointing elsewhere
+            // (other pages, metas, past the end, pages of older commits), out of order, too long.
+            let slot = chance(80) ? template.newestMetaSlot : 1 - template.newestMetaSlot
+            let base = slot * pageSize
+            let count = Int(load(base + MetaPage.Offset.runCount, width: 4))
+            let list = base + MetaPage.encodedSize
+            let capacity = MetaPage.runCapacity(pageSize: pageSize)
+            let index = int(0..<max(1, count))
+            let word = load64(list + 8 * index)
+            let (first, length) = (word >> 24, word & 0xFF_FFFF)
+            switch int(0..<5) {
+            case 0:
+                let value = [0, 1, count - 1, count + 1, capacity, capacity + 1, Int(UInt32.max)][int(0..<7)]
+                store32(UInt32(truncatingIfNeeded: value), base + MetaPage.Offset.runCount)
+                applied.append("forgePageList \(slot) run count \(value)")
+            case 1:
+                let page = forgedPage(near: first) & 0xFF_FFFF_FFFF
+                store64(page << 24 | length, list + 8 * index)
+                applied.append("forgePageList \(slot) run \(index) first page \(page)")
+            case 2:
+                let value = [0, 1, length &- 1, length &+ 1, 0xFF_FFFF, 512, 513][int(0..<7)] & 0xFF_FFFF
+                store64(first << 24 | value, list + 8 * index)
+                applied.append("forgePageList \(slot) run \(index) length \(value)")
+            case 3:
+                // A run naming one page of the template's trees (most were written by older commits).
+                let page = UInt64(template.pages[int(0..<template.pages.count)].number)
+                store64(page << 24 | 1, list + 8 * index)
+                applied.append("forgePageList \(slot) run \(index) names page \(page)")
+            default:
+                let other = int(0..<max(1, count))
+                let otherWord = load64(list + 8 * other)
+                store64(otherWord, list + 8 * index)
+                store64(word, list + 8 * other)
+                applied.append("forgePageList \(slot) runs \(index) and \(other) swapped")
+            }
+            if chance(85) { resealPageList(slot) } else { applied.append("(page list checksum left stale)") }
             if chance(90) { resealMeta(slot) } else { applied.append("(meta checksum left stale)") }
         case .forgeCatalogRecord:
             guard let leaf = template.catalogPages.last else { return }

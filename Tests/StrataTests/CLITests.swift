@@ -94,7 +94,7 @@ import Testing
         let stat = try strata(["stat", dir.path])
         #expect(stat.status == 0, "\(stat.stderr)")
         #expect(stat.stderr.isEmpty)
-        for expected in ["format       version 1, page size", "generation", "file size", "used size", "free", "trees (",
+        for expected in ["format       version 2, page size", "generation", "file size", "used size", "free", "trees (",
                          "books#index.title", "raw", "empty", "datastores (2)", "notes", "json", "binary", "readers      0 live"] {
             #expect(stat.stdout.contains(expected), "missing '\(expected)' in:\n\(stat.stdout)")
         }
@@ -119,6 +119,10 @@ import Testing
                 #expect(record.depth == 1) // the root is a leaf
                 return record.root
             }
+            // A newer commit that leaves the leaf alone: damage to the pages of the newest commit
+            // is found when the store is opened (it opens at the commit before, see
+            // `MetaReader`), damage to older pages by `check`.
+            try db.write { tx in try tx.put("other", "tree", in: try tx.createTree("u")) }
         }
         let copy = dir.parent + "/corrupt.strata"
         try FileManager.default.copyItem(atPath: dir.path, toPath: copy)
@@ -138,7 +142,7 @@ import Testing
         expectOneErrorLine(check, "check")
         let stat = try strata(["stat", copy])
         #expect(stat.status == 1)
-        #expect(stat.stdout.contains("trees (1)"))
+        #expect(stat.stdout.contains("trees (2)"))
         #expect(stat.stderr.contains("problem"), "\(stat.stderr)")
         expectOneErrorLine(stat, "stat")
     }

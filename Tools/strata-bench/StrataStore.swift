@@ -1,5 +1,5 @@
 // Strata engine: the store `<dir>/store.strata`, one tree "bench", values read without copying.
-// Durable = Durability.full (data pages and meta synced: two fdatasync per commit); otherwise
+// Durable = Durability.full (pages and meta written, then one fdatasync per commit); otherwise
 // .none. Readers/observer open .readOnly. Commit token: Database.generation.
 import StrataBenchKit
 import StrataCore

@@ -24,7 +24,15 @@ func runFaultRole(_ role: String, _ arguments: [String]) throws -> Bool {
 
 // MARK: Crash campaign
 
-/// The steps of a commit at which `KillingIO` can stop the process (see `Database.persist`).
+/// The durability argument of the writer roles: 0 full, 1 full (it was `noMetaSync`, which one
+/// flush per commit made the same as full; tests still pass 1), 2 none.
+func durabilityArgument(_ argument: String) -> Durability {
+    argument == "2" ? .none : .full
+}
+
+/// The steps of a commit at which `KillingIO` can stop the process (see `Database.persist`):
+/// resize, page writes, meta write, then the one sync ("meta-sync"). A commit too large for its
+/// meta to name its pages syncs them before the meta ("pages-sync").
 enum CommitStep: String {
     case setSize = "setsize", pages, pagesSync = "pages-sync", meta, metaSync = "meta-sync"
 }
@@ -64,8 +72,7 @@ final class KillingIO: DataFileIO, @unchecked Sendable {
 
     func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
         let total = buffers.reduce(0) { $0 + $1.count }
-        // The meta is the only write shorter than a page.
-        lastWriteWasMeta = total == 208
+        lastWriteWasMeta = isMetaWrite(byteCount: total)
         guard isTarget(lastWriteWasMeta ? .meta : .pages) else { return try inner.writeGathered(buffers, at: offset) }
         switch phase {
         case "before": die()
@@ -101,15 +108,16 @@ final class KillingIO: DataFileIO, @unchecked Sendable {
 
 /// The crash-loop workload (commit i sets counter = i, adds item i, deletes item i-50) with a
 /// `KillingIO` that ends the process inside a commit. With "grow", every commit also adds a
-/// 100 KB value to the tree "ballast", so the file keeps growing (the resize step recurs).
-/// Arguments: STORE DURABILITY(0 full, 1 noMetaSync, 2 none) STEP PHASE N [grow].
+/// 100 KB value to the tree "ballast", so the file keeps growing (the resize step recurs); with
+/// "huge", a 3 MB value, more than a meta names (its pages are synced before the meta).
+/// Arguments: STORE DURABILITY(0 full, 1 full, 2 none) STEP PHASE N [grow|huge].
 func killWriter(path: String, arguments: [String]) throws {
     var options = DatabaseOptions()
-    options.durability = [Durability.full, .noMetaSync, .none][Int(arguments[2]) ?? 0]
+    options.durability = durabilityArgument(arguments[2])
     guard let step = CommitStep(rawValue: arguments[3]) else { fail("unknown step \(arguments[3])") }
     let phase = arguments[4]
     let target = Int(arguments[5]) ?? 1
-    let grow = arguments.count > 6 && arguments[6] == "grow"
+    let ballast = arguments.count > 6 ? (arguments[6] == "huge" ? 3_000_000 : arguments[6] == "grow" ? 100_000 : 0) : 0
     options.dataFileIO = { KillingIO(inner: $0, step: step, phase: phase, target: target) }
     let db = try Database(path: path, options: options)
     var next = try db.read { tx -> Int in
@@ -125,7 +133,9 @@ func killWriter(path: String, arguments: [String]) throws {
             try tx.put("counter", String(i), in: t)
             try tx.put("item-\(i)", crashLoopItem(i), in: t)
             try tx.delete("item-\(i - 50)", in: t)
-            if grow { try tx.put("ballast-\(i)", [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 100_000), in: try tx.openOrCreateTree("ballast")) }
+            if ballast > 0 {
+                try tx.put("ballast-\(i)", [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: ballast), in: try tx.openOrCreateTree("ballast"))
+            }
         }
         say("committed \(i)")
         next += 1
@@ -297,7 +307,7 @@ func bankWriter(path: String, arguments: [String]) throws {
     let accounts = Int(arguments[2]) ?? 500
     var random = SeededGenerator(seed: UInt64(arguments[3]) ?? 1)
     var options = DatabaseOptions()
-    options.durability = [Durability.full, .noMetaSync, .none][Int(arguments[4]) ?? 1]
+    options.durability = durabilityArgument(arguments[4])
     let db = try Database(path: path, options: options)
     try db.write { tx in
         if try tx.treeIfPresent("bank") == nil {

@@ -77,7 +77,7 @@ do {
     case "crash-writer":
         // Commits forever: commit i sets counter = i, adds item i, deletes item i-50.
         var options = DatabaseOptions()
-        options.durability = [Durability.full, .noMetaSync, .none][Int(arguments[2]) ?? 0]
+        options.durability = durabilityArgument(arguments[2])
         let db = try Database(path: path, options: options)
         var next = try db.read { tx -> Int in
             guard let t = try tx.treeIfPresent("items"), let counter = try tx.get("counter", in: t) else { return 1 }

@@ -26,7 +26,7 @@ enum DemoCommand: Command {
             OptionSpec("workers", short: "w", value: "N", help: "worker processes (default 3)"),
             OptionSpec("path", value: "P", help: "where to create the store (must not exist)"),
             OptionSpec("keep", help: "keep the store afterwards (inspect it with 'strata stat')"),
-            OptionSpec("durability", value: "MODE", help: "full (default), nometasync or none"),
+            OptionSpec("durability", value: "MODE", help: "full (default), nometasync (now the same as full) or none"),
         ])
 
     static func run(_ arguments: ParsedArguments) async throws {

@@ -16,7 +16,7 @@ enum DemoWriterCommand: Command {
         options: [
             OptionSpec("seconds", value: "S", help: "how long to commit"),
             OptionSpec("changes", value: "N", help: "changes per commit (default 3)"),
-            OptionSpec("durability", value: "MODE", help: "full, nometasync or none"),
+            OptionSpec("durability", value: "MODE", help: "full, nometasync (now the same as full) or none"),
         ],
         hidden: true)
 

@@ -68,8 +68,6 @@ extension Database {
         defer { page.deallocate() }
         page.initializeMemory(as: UInt8.self, repeating: 0)
         try output.write(UnsafeRawBufferPointer(page), at: (1 - slot) * UInt64(pageSize))
-        meta.encode(into: page.baseAddress!, byteCount: pageSize, slot: slot)
-        try output.write(UnsafeRawBufferPointer(page), at: slot * UInt64(pageSize))
         // Pages below the snapshot's high-water mark are inside the file and mapped.
         let base = try mapping.base(covering: Int(pageCount) * pageSize)
         let chunkPages = UInt64(max(1, (4 << 20) / pageSize))
@@ -82,6 +80,11 @@ extension Database {
             progress?(next, pageCount)
         }
         try output.setSize(pageCount * UInt64(pageSize))
+        // The pages are durable before the meta that makes the copy a store: the meta names no
+        // page runs (nothing to verify at open), so it must never arrive before them.
+        try output.syncData()
+        meta.encode(into: page.baseAddress!, slot: slot)
+        try output.write(UnsafeRawBufferPointer(page), at: slot * UInt64(pageSize))
         try output.syncData()
         return CopyReport(generation: transaction.generation, sourcePageCount: pageCount, pageCount: pageCount,
                           copyGeneration: transaction.generation)

@@ -17,6 +17,11 @@ public protocol DataFileIO: AnyObject, Sendable {
     func size() throws -> UInt64
 }
 
+/// Test doubles tell the two kinds of commit write apart by length: a meta write (or the wipe of
+/// one) is always shorter than the smallest page, every page write is whole pages.
+@_spi(Testing)
+public func isMetaWrite(byteCount: Int) -> Bool { byteCount < PageLayout.minimumPageSize }
+
 extension PosixFile: DataFileIO {
     /// The most one write call covers, and the file-offset boundary no call crosses. The page cache
     /// sizes the folio it creates for a range by the write that first fills it, and every later write

@@ -3,6 +3,9 @@ import Glibc
 /// The commit record. Pages 0 and 1 hold the two most recent metas; commit N writes page N % 2, so
 /// the previous commit's meta is never touched while a new one is written.
 ///
+/// Format 2 (format 1 is the same up to byte 192, then `200 u64 checksum of bytes 0..<200` and no
+/// page list):
+///
 ///     0   u64 page number (0 or 1)       24  u8 kind = meta
 ///     32  u64 magic "STRATABS"
 ///     40  u32 format version
@@ -12,9 +15,15 @@ import Glibc
 ///     120 free-page tree record (64 bytes)
 ///     184 u64 page count (high-water mark: every page < this is inside the file)
 ///     192 u64 commit time (nanoseconds since 1970)
-///     200 u64 checksum of bytes 0..<200
+///     200 u32 run count n (0: the commit's pages were synced before this meta; nothing to verify)
+///     204 u32 reserved (0)
+///     208 u64 checksum of the run list (bytes 224..<224 + 8n, seeded by the transaction id)
+///     216 u64 checksum of bytes 0..<216 (a later format must keep this field here, so that a
+///             store written by a newer Strata is recognized and refused, never misread)
+///     224 n runs, u64 each: first page << 24 | page count. The pages this commit wrote, as
+///         contiguous runs in page order (see `Database.persist`).
 ///
-/// A torn or bit-rotted meta fails its checksum; opening then uses the other one. Invariant: the
+/// A torn or bit-rotted meta fails a checksum; opening then uses the other one. Invariant: the
 /// file is at least `pageCount * pageSize` bytes long before a meta naming `pageCount` is written.
 struct MetaPage: Equatable {
     var transactionID: UInt64
@@ -23,8 +32,14 @@ struct MetaPage: Equatable {
     var freeTree: TreeRecord
     var pageCount: UInt64
     var commitTime: UInt64
+    /// The pages the commit wrote (empty: nothing to verify; see the run count above). Filled by
+    /// `decodeRuns`, not by `decode`: readers following a live writer never need them.
+    var pageRuns: [PageRun] = []
+    /// The format the meta was read in (1: written by an older Strata, upgraded by the next writer).
+    var formatVersion: UInt32 = PageLayout.formatVersion
 
-    static let encodedSize = Offset.checksum + 8
+    /// Bytes of the fixed part (everything but the run list).
+    static let encodedSize = Offset.runList
 
     /// Field offsets (the table above); encode and decode use these and nothing else.
     enum Offset {
@@ -39,9 +54,31 @@ struct MetaPage: Equatable {
         static let freeTree = catalog + TreeRecord.encodedSize
         static let pageCount = freeTree + TreeRecord.encodedSize
         static let commitTime = pageCount + 8
-        static let checksum = commitTime + 8
+        static let runCount = commitTime + 8
+        /// Format 1 ended here: its checksum of the bytes before it.
+        static let legacyChecksum = runCount
+        static let runChecksum = runCount + 8
+        static let checksum = runChecksum + 8
+        static let runList = checksum + 8
     }
     static let checksumOffset = Offset.checksum
+
+    /// A contiguous run of pages written by one commit.
+    struct PageRun: Equatable {
+        var first: UInt64
+        var count: UInt64
+    }
+
+    /// Runs that fit in a meta page, one slot short of the page so that a meta write is always
+    /// shorter than any page write (fault-injection doubles tell them apart by length).
+    static func runCapacity(pageSize: Int) -> Int { (pageSize - encodedSize) / 8 - 1 }
+
+    /// The most pages a meta names: opening verifies them all, so this bounds the cost of opening
+    /// (2 MiB read and checksummed). A larger commit syncs its pages before writing its meta.
+    static func verifiedPageLimit(pageSize: Int) -> UInt64 { UInt64((2 << 20) / pageSize) }
+
+    /// Bytes written for this meta: the fixed part and the run list.
+    var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count }
 
     enum DecodeFailure: Error, Equatable {
         case notAStore
@@ -49,15 +86,16 @@ struct MetaPage: Equatable {
         case invalid(String)
     }
 
-    /// Decodes and validates a meta from a private copy of its bytes (never straight from the
-    /// mapping: the writer may be rewriting it).
+    /// Decodes and validates the fixed part of a meta from a private copy of its bytes (never
+    /// straight from the mapping: the writer may be rewriting it). `pageRuns` stays empty.
     static func decode(_ bytes: UnsafeRawBufferPointer, slot: UInt64) -> Result<MetaPage, DecodeFailure> {
         guard bytes.count >= encodedSize, let base = bytes.baseAddress else { return .failure(.invalid("short meta")) }
         guard base.loadUnaligned(fromByteOffset: Offset.magic, as: UInt64.self) == PageLayout.magic else { return .failure(.notAStore) }
         let version = base.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self)
+        let checksumOffset = version == 1 ? Offset.legacyChecksum : Offset.checksum
         let stored = base.loadUnaligned(fromByteOffset: checksumOffset, as: UInt64.self)
         guard stored == Checksum.hash(base, count: checksumOffset) else { return .failure(.invalid("meta \(slot) checksum mismatch")) }
-        guard version == PageLayout.formatVersion else { return .failure(.unsupportedVersion(version)) }
+        guard version == 1 || version == PageLayout.formatVersion else { return .failure(.unsupportedVersion(version)) }
         guard base.loadUnaligned(fromByteOffset: Offset.slot, as: UInt64.self) == slot,
               base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.meta.rawValue else {
             return .failure(.invalid("meta \(slot) header is wrong"))
@@ -69,7 +107,8 @@ struct MetaPage: Equatable {
                             catalog: TreeRecord(decoding: base + Offset.catalog),
                             freeTree: TreeRecord(decoding: base + Offset.freeTree),
                             pageCount: base.loadUnaligned(fromByteOffset: Offset.pageCount, as: UInt64.self),
-                            commitTime: base.loadUnaligned(fromByteOffset: Offset.commitTime, as: UInt64.self))
+                            commitTime: base.loadUnaligned(fromByteOffset: Offset.commitTime, as: UInt64.self),
+                            formatVersion: version)
         guard meta.transactionID % 2 == slot || meta.transactionID == 0 else {
             return .failure(.invalid("meta \(slot) holds transaction \(meta.transactionID)"))
         }
@@ -82,9 +121,49 @@ struct MetaPage: Equatable {
         return .success(meta)
     }
 
+    /// The run count a format-2 meta's fixed part announces (0 for format 1), bounded by the page
+    /// size: how many bytes `decodeRuns` needs.
+    static func runListByteCount(_ header: UnsafeRawBufferPointer, pageSize: Int) -> Int {
+        guard header.count >= encodedSize, header.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self) != 1 else { return 0 }
+        let count = Int(header.loadUnaligned(fromByteOffset: Offset.runCount, as: UInt32.self))
+        return 8 * min(count, runCapacity(pageSize: pageSize))
+    }
+
+    /// Reads and validates the run list of a meta whose fixed part decoded into `self`: checksum,
+    /// runs inside the file's pages, in order, not overlapping, at most `verifiedPageLimit` pages.
+    func decodingRuns(_ bytes: UnsafeRawBufferPointer) -> Result<MetaPage, DecodeFailure> {
+        guard formatVersion != 1, let base = bytes.baseAddress else { return .success(self) }
+        let count = Int(base.loadUnaligned(fromByteOffset: Offset.runCount, as: UInt32.self))
+        guard count <= MetaPage.runCapacity(pageSize: pageSize), bytes.count >= MetaPage.encodedSize + 8 * count else {
+            return .failure(.invalid("meta \(transactionID % 2) names \(count) page runs"))
+        }
+        let list = base + Offset.runList
+        guard base.loadUnaligned(fromByteOffset: Offset.runChecksum, as: UInt64.self)
+                == Checksum.hash(list, count: 8 * count, seed: Checksum.seed ^ transactionID) else {
+            return .failure(.invalid("meta \(transactionID % 2) page list checksum mismatch"))
+        }
+        var decoded = self
+        decoded.pageRuns.reserveCapacity(count)
+        var next = PageLayout.metaPageCount
+        var total: UInt64 = 0
+        for index in 0..<count {
+            let word = list.loadUnaligned(fromByteOffset: 8 * index, as: UInt64.self)
+            let run = PageRun(first: word >> 24, count: word & 0xFF_FFFF)
+            total += run.count
+            guard run.count > 0, run.first >= next, run.first + run.count <= pageCount,
+                  total <= MetaPage.verifiedPageLimit(pageSize: pageSize) else {
+                return .failure(.invalid("meta \(transactionID % 2) page run \(index) (\(run.first), \(run.count) pages) is out of place"))
+            }
+            next = run.first + run.count
+            decoded.pageRuns.append(run)
+        }
+        return .success(decoded)
+    }
+
     /// `slot` is the meta page written (0 or 1); it defaults to `transactionID % 2`. Only a new
-    /// store writes generation 0 into both slots.
-    func encode(into base: UnsafeMutableRawPointer, byteCount: Int, slot: UInt64? = nil) {
+    /// store writes generation 0 into both slots. Writes `byteCount` bytes; the caller's buffer
+    /// must hold them.
+    func encode(into base: UnsafeMutableRawPointer, slot: UInt64? = nil) {
         memset(base, 0, byteCount)
         let slot = slot ?? transactionID % 2
         base.storeBytes(of: slot, toByteOffset: Offset.slot, as: UInt64.self)
@@ -98,7 +177,14 @@ struct MetaPage: Equatable {
         freeTree.encode(into: base + Offset.freeTree)
         base.storeBytes(of: pageCount, toByteOffset: Offset.pageCount, as: UInt64.self)
         base.storeBytes(of: commitTime, toByteOffset: Offset.commitTime, as: UInt64.self)
-        base.storeBytes(of: Checksum.hash(base, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
+        base.storeBytes(of: UInt32(pageRuns.count), toByteOffset: Offset.runCount, as: UInt32.self)
+        let list = base + Offset.runList
+        for (index, run) in pageRuns.enumerated() {
+            list.storeBytes(of: run.first << 24 | run.count, toByteOffset: 8 * index, as: UInt64.self)
+        }
+        base.storeBytes(of: Checksum.hash(list, count: 8 * pageRuns.count, seed: Checksum.seed ^ transactionID),
+                        toByteOffset: Offset.runChecksum, as: UInt64.self)
+        base.storeBytes(of: Checksum.hash(base, count: Offset.checksum), toByteOffset: Offset.checksum, as: UInt64.self)
     }
 
     /// The meta of a brand-new store: generation 0, two empty trees, only the meta pages in use.

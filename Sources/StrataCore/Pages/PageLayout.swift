@@ -14,7 +14,7 @@
 /// B+tree pages are slotted: a sorted array of u16 node offsets grows up from byte 32, nodes are
 /// packed down from the end. Invariant: 32 + 2 * count == lower <= upper <= pageSize.
 enum PageLayout {
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
     static let magic: UInt64 = 0x5342_4154_4152_5453 // "STRATABS" little-endian on disk
     static let headerSize = 32
     static let minimumPageSize = 4096

@@ -1,6 +1,40 @@
 import Glibc
 
-/// The commit protocol. Order matters; each step's comment says what it protects.
+// The commit protocol: one flush per durable commit.
+//
+// A commit writes its dirty pages and then its meta, and syncs once (`fdatasync`). The meta names
+// every page the commit wrote (`MetaPage.pageRuns`), and every page carries its page number, the
+// transaction that wrote it and a checksum. Until that one sync returns, the disk may hold any
+// subset of those writes, in any order, torn at sector boundaries. Whoever opens the store with no
+// live writer to trust (after a crash or a power loss; a reader process too, when it is the first
+// to open the store) accepts the newest meta only if it decodes and every page it names is intact
+// (`MetaReader.damage`); otherwise it opens at the previous meta. That fallback is always whole:
+//
+// - The previous commit was synced before this one wrote anything (its sync returned before it was
+//   acknowledged, and commits are serial).
+// - This commit never overwrote a page the previous commit can reach: it writes only pages past the
+//   old high-water mark or pages freed by transactions before the previous one (`PageAllocator`:
+//   a page freed by T is reused only once T < min(committed generation, oldest reader), so pages
+//   freed by the last commit stay untouched), and its meta goes into the other meta slot.
+// - A meta names at most `MetaPage.verifiedPageLimit` pages (2 MiB) in at most `runCapacity` runs,
+//   so opening verifies at most that much (twice if the newest commit is rejected). A larger
+//   commit instead syncs its pages first and writes a meta naming none: two flushes, which is
+//   noise next to writing more than 2 MiB.
+// - File growth needs nothing extra: `fdatasync` flushes the size change of an `ftruncate` that
+//   grew the file (the size is metadata needed to read the data back; see fdatasync(2)), so the
+//   one sync covers the growth too. If the size does not reach the disk, the pages beyond it read
+//   short and the commit is rejected.
+// - Readers that follow a live writer learn of a commit only from the generation in the lock file,
+//   which is published after the sync: they never verify anything.
+// - A writer that opens a store first wipes a rejected meta (its transaction id and pages will be
+//   reused, which could make it verify later) and syncs what it adopted (`WriterRecovery`).
+//
+// Alternatives weighed: LMDB and libmdbx sync the pages, then write and sync the meta (two
+// flushes, as Strata did before: `O_DSYNC` meta); a write-ahead log also pays one flush but writes
+// every page twice and needs checkpoints. Verifying the last commit's pages at open costs a few
+// milliseconds once, only when no process has the store open.
+
+/// The steps of a commit. Order matters; each step's comment says what it protects.
 extension WriteTransaction {
     /// Makes every change durable (per the store's durability) and visible, as one new
     /// generation. If it throws, nothing was committed and the transaction is over.
@@ -39,10 +73,13 @@ extension WriteTransaction {
 
 extension Database {
     /// Steps 3-7 of a commit. If any step fails the store stays at its previous generation: the
-    /// meta is written only after the pages it names, and readers only follow a published meta.
+    /// meta is written after the pages it names (and is wiped again if its sync fails), and
+    /// readers only follow a published meta.
     func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
+        let syncs = options.durability != .none
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
+        //    Not synced on its own: the commit's one sync covers the new size.
         let needed = meta.pageCount * UInt64(pageSize)
         if needed > session.fileSize {
             let step = min(max(session.fileSize / 4, 1 << 20), 1 << 30)
@@ -51,60 +88,57 @@ extension Database {
             try io.setSize(rounded)
             session.fileSize = rounded
         }
-        // 4. Dirty pages, checksummed, in page order, contiguous runs in one gathered write.
+        // 4. Dirty pages, stamped and checksummed, in page order, contiguous runs in one gathered
+        //    write each. The runs are what the meta names.
         let pages = dirty.values.sorted { $0.number < $1.number }
+        var runs: [MetaPage.PageRun] = []
+        var pageTotal: UInt64 = 0
         var run: [UnsafeRawBufferPointer] = []
-        var runStart: UInt64 = 0
-        var runEnd: UInt64 = 0
         for page in pages {
             page.setTransaction(meta.transactionID)
             page.seal()
-            if !run.isEmpty && page.number != runEnd {
-                try io.writeGathered(run, at: runStart * UInt64(pageSize))
+            if let last = runs.last, page.number != last.first + last.count {
+                try io.writeGathered(run, at: last.first * UInt64(pageSize))
                 run.removeAll(keepingCapacity: true)
             }
-            if run.isEmpty { runStart = page.number }
+            if run.isEmpty { runs.append(MetaPage.PageRun(first: page.number, count: 0)) }
             run.append(page.bytes)
-            runEnd = page.number + UInt64(page.pageCount)
+            runs[runs.count - 1].count += UInt64(page.pageCount)
+            pageTotal += UInt64(page.pageCount)
         }
-        if !run.isEmpty { try io.writeGathered(run, at: runStart * UInt64(pageSize)) }
-        // 5. Pages reach the disk before the meta that points at them.
-        if options.durability != .none { try io.syncData() }
-        // The commit time is taken once the data is durable: it is what observers measure
-        // notification latency from.
+        if let last = runs.last { try io.writeGathered(run, at: last.first * UInt64(pageSize)) }
+        // 5. A commit too large to verify at open syncs its pages now and names none.
+        if runs.count <= MetaPage.runCapacity(pageSize: pageSize) && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
+            meta.pageRuns = runs
+        } else if syncs {
+            try io.syncData()
+        }
+        // The commit time is taken as the meta is written: observers measure notification latency
+        // from it.
         meta.commitTime = Clock.wallNanoseconds()
-        // 6. The meta, into the slot of the commit before last (never the current one), then
-        //    synced: through the O_DSYNC descriptor in one call, or written and synced.
-        try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { buffer in
-            meta.encode(into: buffer.baseAddress!, byteCount: MetaPage.encodedSize)
+        // 6. The meta, into the slot of the commit before last (never the current one), then the
+        //    one sync that makes pages, meta and file size durable together.
+        try withUnsafeTemporaryAllocation(byteCount: meta.byteCount, alignment: 8) { buffer in
+            meta.encode(into: buffer.baseAddress!)
             let offset = (meta.transactionID % 2) * UInt64(pageSize)
             var written = false
             do {
-                if let metaFile {
-                    // One call writes and syncs: if it fails, the bytes may be there or not.
-                    written = true
-                    try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
-                } else {
-                    try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
-                    written = true
-                    if options.durability == .full { try io.syncData() }
-                }
+                try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
+                written = true
+                if syncs { try io.syncData() }
             } catch {
-                // A meta that was written but not synced may still reach the disk. Wipe it, so the
-                // store reopens at the previous generation as this commit reports (once the zeros
-                // are written, every later open reads them; syncing them is best effort). If the
-                // wipe cannot even be written, this handle must not write again: its next commit
-                // would reuse pages the orphaned meta still names. (A failed write leaves at most
-                // a torn meta, which fails its checksum.)
+                // A meta that was written but not synced may still reach the disk, and with its
+                // pages it would verify. Wipe it, so the store reopens at the previous generation
+                // as this commit reports (once the zeros are written, every later open reads them;
+                // syncing them is best effort). If the wipe cannot even be written, this handle
+                // must not write again: its next commit would reuse the transaction id and pages
+                // the orphaned meta names. (A failed write leaves at most a torn meta, which fails
+                // a checksum.)
                 if written {
                     memset(buffer.baseAddress!, 0, MetaPage.encodedSize)
                     do {
-                        if let metaFile {
-                            try metaFile.write(UnsafeRawBufferPointer(buffer), at: offset)
-                        } else {
-                            try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
-                            try? io.syncData()
-                        }
+                        try io.writeGathered([UnsafeRawBufferPointer(rebasing: buffer[0..<MetaPage.encodedSize])], at: offset)
+                        if syncs { try? io.syncData() }
                     } catch {
                         session.isPoisoned = true
                     }
@@ -112,7 +146,8 @@ extension Database {
                 throw error
             }
         }
-        // 7. Publish: readers that load the new generation find its meta already in place.
+        // 7. Publish: readers that load the new generation find its meta already in place, and
+        //    (at full durability) on the disk.
         session.committed = meta
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
         lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)

@@ -23,7 +23,8 @@ public class Transaction {
     /// The catalog tree: tree name -> `TreeRecord`.
     var catalog: TreeRecord
     /// Trees opened in this transaction. A transaction touches a handful, so a linear search beats
-    /// hashing the name.
+    /// hashing the name. No runtime exclusivity check (every put reads and writes it): only the
+    /// thread using the transaction touches it, and no access to it overlaps another.
     @exclusivity(unchecked) var trees: [TreeState] = []
     /// Identifies this transaction (or this life of a reused read transaction) in its `Tree` handles.
     @exclusivity(unchecked) var serial: UInt64

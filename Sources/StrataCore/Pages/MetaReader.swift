@@ -1,0 +1,156 @@
+import Glibc
+
+/// Choosing the meta a store opens at (with `pread`, before anything is mapped).
+///
+/// A meta is accepted only if it decodes (checksums, bounds) and every page it names reached the
+/// file intact: right page number, written by the meta's transaction, valid checksum, inside the
+/// file (see `Database.persist` for why one flush per commit needs this). The newest accepted meta
+/// wins; a newer one that fails is the commit a crash or power loss cut short, and the store opens
+/// at the one before it, whose pages that commit never touched. Verifying costs at most one
+/// commit's pages (`MetaPage.verifiedPageLimit`, 2 MiB), twice when the newest one fails.
+enum MetaReader {
+    /// The chosen meta, and the meta slot (if any) that holds something other than an older valid
+    /// meta: a commit that was rejected, or bytes that do not decode. The writer wipes that slot
+    /// before it commits (see `WriterRecovery`).
+    struct Choice {
+        var meta: MetaPage
+        var staleSlot: UInt64?
+    }
+
+    static func newestMeta(of file: PosixFile, storePath: String, verifying: Bool = true) throws -> MetaPage {
+        try choose(in: file, storePath: storePath, verifying: verifying).meta
+    }
+
+    /// Without `verifying`, the newest meta that decodes (what a process that joins a store a live
+    /// writer keeps publishing needs: the page size; that writer may be reusing the pages an older
+    /// meta names while they are read, so their verification means nothing then).
+    static func choose(in file: PosixFile, storePath: String, verifying: Bool = true) throws -> Choice {
+        let size = try file.size()
+        guard size > 0 else { throw StrataError.notAStore(path: storePath, reason: "the data file is empty") }
+        var candidates: [(slot: UInt64, meta: MetaPage)] = []
+        var failures: [MetaPage.DecodeFailure] = []
+        var pageSizes = [PageLayout.minimumPageSize, 8192, 16384, PageLayout.maximumPageSize]
+        switch try readMeta(file, offset: 0, slot: 0) {
+        case .success(let meta):
+            candidates.append((0, meta))
+            pageSizes = [meta.pageSize]
+        case .failure(let failure):
+            failures.append(failure)
+        }
+        // Meta 1 sits one page in; if meta 0 is unreadable, try every legal page size.
+        for pageSize in pageSizes where UInt64(pageSize + MetaPage.encodedSize) <= size {
+            switch try readMeta(file, offset: UInt64(pageSize), slot: 1) {
+            case .success(let meta) where meta.pageSize == pageSize:
+                candidates.append((1, meta))
+            case .success:
+                failures.append(.invalid("meta 1 page size disagrees"))
+            case .failure(let failure):
+                failures.append(failure)
+            }
+            if candidates.contains(where: { $0.slot == 1 }) { break }
+        }
+        for case .unsupportedVersion(let version) in failures where version > PageLayout.formatVersion {
+            // A newer Strata committed here: its meta must not be overlooked in favour of an older one.
+            throw StrataError.unsupportedFormat(path: storePath, found: version, supported: PageLayout.formatVersion)
+        }
+        if candidates.count == 2, candidates[0].meta.pageSize != candidates[1].meta.pageSize {
+            throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the page size")
+        }
+        var rejected: [String] = []
+        let ordered = candidates.sorted { $0.meta.transactionID > $1.meta.transactionID }
+        for (index, candidate) in ordered.enumerated() {
+            // A file too short for the last candidate left is reported as truncated (`checkLength`).
+            let isLast = index == ordered.count - 1
+            if verifying, let problem = try damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) {
+                rejected.append("generation \(candidate.meta.transactionID): \(problem)")
+                continue
+            }
+            let chosen = candidate.meta
+            let other = candidates.first { $0.slot != candidate.slot }?.meta
+            let otherIsOlder = other.map { $0.transactionID < chosen.transactionID || ($0.transactionID == 0 && chosen.transactionID == 0) } ?? false
+            return Choice(meta: chosen, staleSlot: otherIsOlder ? nil : 1 - candidate.slot)
+        }
+        for failure in failures {
+            if case .unsupportedVersion(let version) = failure {
+                throw StrataError.unsupportedFormat(path: storePath, found: version, supported: PageLayout.formatVersion)
+            }
+        }
+        if rejected.isEmpty, failures.allSatisfy({ $0 == .notAStore }) {
+            throw StrataError.notAStore(path: storePath, reason: "the data file does not start with a Strata header")
+        }
+        let reasons = failures.compactMap { failure -> String? in
+            if case .invalid(let reason) = failure { return reason }
+            return nil
+        }
+        throw StrataError.corruptMeta(path: storePath, reason: (reasons + rejected).joined(separator: "; "))
+    }
+
+    /// Reads the fixed part of a meta and then, if it names pages, its run list.
+    private static func readMeta(_ file: PosixFile, offset: UInt64, slot: UInt64) throws -> Result<MetaPage, MetaPage.DecodeFailure> {
+        var bytes = [UInt8](repeating: 0, count: MetaPage.encodedSize)
+        let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: MetaPage.encodedSize, at: offset) }
+        guard count == MetaPage.encodedSize else { return .failure(.invalid("meta \(slot) is cut short")) }
+        let decoded = bytes.withUnsafeBytes { MetaPage.decode($0, slot: slot) }
+        guard case .success(let meta) = decoded else { return decoded }
+        let listBytes = bytes.withUnsafeBytes { MetaPage.runListByteCount($0, pageSize: meta.pageSize) }
+        if listBytes > 0 {
+            bytes += [UInt8](repeating: 0, count: listBytes)
+            let read = try bytes.withUnsafeMutableBytes {
+                try file.read(into: $0.baseAddress! + MetaPage.encodedSize, count: listBytes, at: offset + UInt64(MetaPage.encodedSize))
+            }
+            guard read == listBytes else { return .failure(.invalid("meta \(slot) page list is cut short")) }
+        }
+        return bytes.withUnsafeBytes { meta.decodingRuns($0) }
+    }
+
+    /// Why `meta` cannot be trusted (nil if it can): the file is shorter than its pages (when
+    /// `checkingLength`), or a page it names is not the one its commit wrote.
+    static func damage(of meta: MetaPage, in file: PosixFile, fileSize: UInt64, checkingLength: Bool = true) throws -> String? {
+        let pageSize = meta.pageSize
+        if fileSize < meta.pageCount * UInt64(pageSize) {
+            return checkingLength ? "the file holds \(fileSize) bytes, the meta names \(meta.pageCount) pages" : nil
+        }
+        guard let longest = meta.pageRuns.map(\.count).max() else { return nil }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Int(longest) * pageSize, alignment: 64)
+        defer { buffer.deallocate() }
+        for run in meta.pageRuns {
+            let byteCount = Int(run.count) * pageSize
+            guard try file.read(into: buffer, count: byteCount, at: run.first * UInt64(pageSize)) == byteCount else {
+                return "pages \(run.first)..<\(run.first + run.count) are cut short"
+            }
+            var index = 0
+            while index < Int(run.count) {
+                let page = buffer + index * pageSize
+                let number = run.first + UInt64(index)
+                guard page.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) == number else {
+                    return "page \(number) carries another page number"
+                }
+                guard page.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) == meta.transactionID else {
+                    return "page \(number) was not written by transaction \(meta.transactionID)"
+                }
+                var span = 1
+                switch PageKind(rawValue: page.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) {
+                case .branch?, .leaf?: break
+                case .overflow?:
+                    span = Int(page.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self))
+                    guard span >= 1, index + span <= Int(run.count) else { return "overflow page \(number) claims \(span) pages" }
+                default:
+                    return "page \(number) has no tree page kind"
+                }
+                guard page.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
+                        == PageBuffer.checksum(of: page, byteCount: span * pageSize) else {
+                    return "page \(number) checksum mismatch"
+                }
+                index += span
+            }
+        }
+        return nil
+    }
+
+    static func checkLength(_ fileSize: UInt64, of meta: MetaPage, storePath: String) throws {
+        let needed = meta.pageCount * UInt64(meta.pageSize)
+        guard fileSize >= needed else {
+            throw StrataError.truncatedFile(path: storePath + "/data", expectedBytes: needed, actualBytes: fileSize)
+        }
+    }
+}
