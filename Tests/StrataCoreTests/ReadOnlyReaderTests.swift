@@ -135,7 +135,7 @@ import Testing
         #expect(child.waitForExit() == 0)
     }
 
-#if SNAPSHOT_PINS
+
     /// The writer finds the oldest pinned generation among open-file-description read locks,
     /// whatever order the kernel lists them in.
     @Test func writerFindsTheOldestPin() throws {
@@ -156,5 +156,4 @@ import Testing
         pins.unpin(6)
         #expect(try SnapshotPins.oldestPin(in: writer.lockFile.file, below: 100) == 9)
     }
-#endif
 }

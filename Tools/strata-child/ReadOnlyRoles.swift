@@ -11,7 +11,7 @@ private func describeRound(_ tx: Transaction) throws -> String {
     var count = 0
     try tx.scan(tree) { _, value in
         let words = String(decoding: value.bytes, as: UTF8.self).split(separator: " ")
-        rounds.insert(words.count == 3 && words[0] == "value" ? String(words[1]) : "garbage")
+        rounds.insert(words.count >= 3 && words[0] == "value" ? String(words[1]) : "garbage")
         count += 1
         return true
     }

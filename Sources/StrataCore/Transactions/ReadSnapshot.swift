@@ -50,12 +50,11 @@ extension Database {
     /// would cost more than the reads.
     public func withSnapshot<Result>(_ body: (ReadSnapshot) throws -> Result) throws -> Result {
         try checkOpen()
-        let slot = try readers.acquireSlot()
-        defer { readers.releaseSlot(slot) }
-        let meta = try snapshotMeta(slot: slot)
+        let (claim, meta) = try claimSnapshot()
+        defer { releaseSnapshot(claim) }
         let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
         let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
-                                verifiesChecksums: options.verifyChecksums)
+                                verifiesChecksums: options.verifyChecksums, newestTransaction: newestReadableTransaction(claim, meta: meta))
         defer { access.modificationCount += 1 }
         return try body(ReadSnapshot(database: self, access: access, catalog: meta.catalog, generation: meta.transactionID,
                                      commitTime: meta.commitTime))
