@@ -29,8 +29,8 @@ extension Datastore {
     /// Every instance in identifier order, as an `AsyncSequence` (see `stream(_:from:)`).
     public func streamAll(order: RangeOrder = .ascending) -> AsyncThrowingStream<F.Instance, Error> {
         stream { reader, deliver in
-            try reader.scan(reader.layout.primary, .everything, order: order, limit: nil) { _, envelope in
-                guard try deliver(try reader.decode(envelope)) else { throw StreamStopped() }
+            try reader.scan(reader.layout.primary, .everything, order: order, limit: nil) { key, envelope in
+                guard try deliver(try reader.decode(envelope, id: key.bytes)) else { throw StreamStopped() }
             }
         }
     }

@@ -51,8 +51,16 @@ final class LockFile: @unchecked Sendable {
         try file.lockWaiting(offset: LockFile.setupLockByte)
         defer { file.unlock(offset: LockFile.setupLockByte) }
 
-        let alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
-        let header = try Header(of: file)
+        var alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
+        var header = try Header(of: file)
+        // A descriptor may hold the file for an instant after its handle closed: a child process
+        // spawned by another thread keeps copies of its parent's descriptors until it execs. Wait
+        // a little for that before calling an invalid file one that is in use.
+        for _ in 0..<100 where !alone && !header.isValid(forDataInode: dataInode) {
+            usleep(1000)
+            alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
+            header = try Header(of: file)
+        }
         let headerValid = header.isValid(forDataInode: dataInode)
 
         if alone {
