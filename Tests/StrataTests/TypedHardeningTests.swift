@@ -187,7 +187,7 @@ final class Flag: @unchecked Sendable {
         #expect(throws: DatastoreError.self) { _ = try books.loadAll("Dune", from: \.title) }
     }
 
-    @Test func damagedLogEntryIsATypedError() async throws {
+    @Test(.timeLimit(.minutes(1))) func damagedLogEntryIsATypedError() async throws {
         let store = try Store.inMemory()
         let books = try store.datastore(BookFormat.self)
         try await books.persist(Book(title: "Dune", authors: [], isbn: "isbn-1", shelf: 1))
@@ -213,7 +213,7 @@ final class Flag: @unchecked Sendable {
         return nil
     }
 
-    @Test func changesSubscribeWhenCalled() async throws {
+    @Test(.timeLimit(.minutes(1))) func changesSubscribeWhenCalled() async throws {
         let store = try Store.inMemory()
         let books = try store.datastore(BookFormat.self)
         let changes = books.changes()
@@ -225,7 +225,7 @@ final class Flag: @unchecked Sendable {
         #expect(created(event) == book)
     }
 
-    @Test func observeStartsFromAnInitialValueWithoutAGap() async throws {
+    @Test(.timeLimit(.minutes(1))) func observeStartsFromAnInitialValueWithoutAGap() async throws {
         let store = try Store.inMemory()
         let books = try store.datastore(BookFormat.self)
         let first = Book(title: "Dune", authors: [], isbn: "isbn-1", shelf: 1)
