@@ -26,12 +26,23 @@ import Testing
         return dir
     }
 
+    /// A reader child that has opened the store at generation 3 (nil when not root).
     func reader(_ dir: TemporaryDirectory) throws -> ChildProcess? {
         guard geteuid() == 0 else {
             print("[readOnlyReaders] skipped: dropping to uid 65534 needs root")
             return nil
         }
-        return try ChildProcess(["read-only-reader", dir.path])
+        let child = try ChildProcess(["read-only-reader", dir.path])
+        #expect(child.nextLine(timeout: 30) == "opened 3")
+        return child
+    }
+
+    /// A store without a lock file in a directory nobody but root may write.
+    func makeLocklessStore() throws -> TemporaryDirectory {
+        let dir = try makeStore()
+        #expect(unlink(dir.path + "/lock") == 0)
+        #expect(chmod(dir.path, 0o555) == 0)
+        return dir
     }
 
     func dataSize(_ dir: TemporaryDirectory) throws -> UInt64 {
@@ -53,7 +64,6 @@ import Testing
         #expect(chmod(dir.path, 0o555) == 0)
         defer { chmod(dir.path, 0o700) }
         guard let child = try reader(dir) else { return }
-        #expect(child.nextLine(timeout: 30) == "opened 3")
         #expect(ask(child, "read") == "read " + consistent(3))
         #expect(ask(child, "hold") == "held " + consistent(3))
         #expect(ask(child, "check") == "check " + consistent(3))
@@ -62,12 +72,9 @@ import Testing
     }
 
     @Test func noLockFileInAReadOnlyDirectory() throws {
-        let dir = try makeStore()
-        #expect(unlink(dir.path + "/lock") == 0)
-        #expect(chmod(dir.path, 0o555) == 0)
+        let dir = try makeLocklessStore()
         defer { chmod(dir.path, 0o700) }
         guard let child = try reader(dir) else { return }
-        #expect(child.nextLine(timeout: 30) == "opened 3")
         #expect(ask(child, "read") == "read " + consistent(3))
         child.send("quit")
         #expect(child.waitForExit() == 0)
@@ -81,7 +88,6 @@ import Testing
         let dir = try makeStore(fileMode: 0o644)
         let writer = try Database(path: dir.path)
         guard let child = try reader(dir) else { return }
-        #expect(child.nextLine(timeout: 30) == "opened 3")
         #expect(ask(child, "hold") == "held " + consistent(3))
         #expect(writer.oldestReaderSnapshot == 3, "the writer sees the read-only reader's pin")
         for round in 4...40 { try ReadOnlyReaderTests.writeRound(round, to: writer) }
@@ -103,7 +109,6 @@ import Testing
         let dir = try makeStore(fileMode: 0o644)
         let writer = try Database(path: dir.path)
         guard let child = try reader(dir) else { return }
-        #expect(child.nextLine(timeout: 30) == "opened 3")
         #expect(ask(child, "hold") == "held " + consistent(3))
         try ReadOnlyReaderTests.writeRound(4, to: writer)
         #expect(writer.oldestReaderSnapshot == 3)
@@ -117,12 +122,9 @@ import Testing
     /// appears anyway (root ignores the directory's mode) and reuses the pages of the reader's
     /// snapshot, the reader must see its snapshot intact or a typed error, never other data.
     @Test func unprotectedSnapshotReusedByAnUnexpectedWriterIsDetected() throws {
-        let dir = try makeStore()
-        #expect(unlink(dir.path + "/lock") == 0)
-        #expect(chmod(dir.path, 0o555) == 0)
+        let dir = try makeLocklessStore()
         defer { chmod(dir.path, 0o700) }
         guard let child = try reader(dir) else { return }
-        #expect(child.nextLine(timeout: 30) == "opened 3")
         #expect(ask(child, "hold") == "held " + consistent(3))
         let writer = try Database(path: dir.path)
         for round in 4...40 { try ReadOnlyReaderTests.writeRound(round, to: writer) }

@@ -46,6 +46,21 @@ struct ItemFormatAfterRename: DatastoreFormat {
     let shelfName = Index(\.shelf, \.name)
 }
 
+/// The renamed format in its next version: one more index.
+struct ItemFormatWithShelfIndex: DatastoreFormat {
+    static let name = "items"
+    enum Version: Int, DatastoreVersion { case v1 = 1 }
+    static let currentVersion = Version.v1
+    typealias Instance = RenamedItem
+    typealias Identifier = Int
+    static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance { try stored.decode(Instance.self) }
+    init() {}
+    let name = Index(\.name)
+    let tags = ManyToManyIndex(\.tags)
+    let shelfName = Index(\.shelf, \.name)
+    let shelf = Index(\.shelf)
+}
+
 final class Flag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
@@ -90,6 +105,29 @@ final class Flag: @unchecked Sendable {
         let items = try Store(at: dir.path).datastore(ItemFormatAfterRename.self)
         #expect(items.indexesNeedingBuild.isEmpty)
         #expect(try items.loadAll("one", from: \.name).map(\.id) == [1])
+    }
+
+    /// A new version adds an index: opening with `warming:` builds it before returning.
+    @Test func addedIndexIsBuiltWhenOpenedWarming() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let items = try Store(at: dir.path).datastore(ItemFormatAfterRename.self)
+            for i in 0..<20 { try items.persist(RenamedItem(id: i, name: "item \(i)", tags: [], shelf: i % 4)) }
+        }
+        do {
+            let plain = try Store(at: dir.path).datastore(ItemFormatWithShelfIndex.self)
+            #expect(plain.indexesNeedingBuild == ["shelf"])
+            #expect(throws: DatastoreError.indexNotBuilt(datastore: "items", index: "shelf")) { _ = try plain.loadAll(2, from: \.shelf) }
+        }
+        var reports: [DatastoreProgress] = []
+        let items = try Store(at: dir.path).datastore(ItemFormatWithShelfIndex.self) { reports.append($0) }
+        #expect(items.indexesNeedingBuild.isEmpty)
+        #expect(try items.loadAll(2, from: \.shelf).map(\.id) == [2, 6, 10, 14, 18])
+        #expect(reports.first == .evaluating && reports.last == .complete(total: 20))
+        items.store.close()
+        var again: [DatastoreProgress] = []
+        _ = try Store(at: dir.path).datastore(ItemFormatWithShelfIndex.self) { again.append($0) }
+        #expect(again.isEmpty, "nothing to build: no progress")
     }
 
     // MARK: 2. Damaged instances
