@@ -104,6 +104,28 @@ import Testing
         #expect(child.waitForExit() == 0)
     }
 
+    /// Snapshots claimed while the writer commits as fast as it can: every one consistent (the
+    /// claim re-checks the generation after pinning, and the writer honours the pin).
+    @Test func readOnlySnapshotsStayConsistentUnderAFastWriter() throws {
+        let dir = try makeStore()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let writer = try Database(path: dir.path, options: options)
+        guard let child = try reader(dir) else { return }
+        child.send("churn 3")
+        var round = 4
+        let deadline = Date().addingTimeInterval(3.2)
+        while Date() < deadline {
+            try ReadOnlyReaderTests.writeRound(round, to: writer)
+            round += 1
+        }
+        let answer = child.nextLine(timeout: 30) ?? "no answer"
+        print("[readOnlyReaders] \(round - 4) commits while a read-only reader churned: \(answer)")
+        #expect(answer.hasPrefix("churned") && answer.contains(" mixed=0 failures=0"), "\(answer)")
+        child.send("quit")
+        #expect(child.waitForExit() == 0)
+    }
+
     /// A killed read-only reader leaves no pin behind: the kernel drops its locks.
     @Test func killedReadOnlyReaderReleasesItsPin() throws {
         let dir = try makeStore(fileMode: 0o644)

@@ -20,7 +20,8 @@ private func describeRound(_ tx: Transaction) throws -> String {
 }
 
 /// Commands: `read` (a fresh snapshot), `hold` (begin one and keep it), `check` (read the held
-/// one again), `end`, `wait ROUND` (poll fresh snapshots until that round shows), `pins`, `quit`.
+/// one again), `end`, `wait ROUND` (poll fresh snapshots until that round shows), `churn SECONDS`
+/// (fresh snapshots back to back, counting inconsistent ones), `quit`.
 /// Every answer is one line; a typed failure is "refused DESCRIPTION", anything else "untyped ...".
 func readOnlyReader(path: String) {
     if geteuid() == 0 {
@@ -67,6 +68,25 @@ func readOnlyReader(path: String) {
                 }
                 return "timeout " + last
             }
+        case "churn":
+            // Fresh snapshots back to back for the given seconds; each must hold one round.
+            let deadline = Date().addingTimeInterval(Double(words[1]) ?? 1)
+            var reads = 0, mixed = 0, failures = 0, generations = Set<UInt64>()
+            var firstFailure = ""
+            while Date() < deadline {
+                do {
+                    let line = try db.read { tx in
+                        generations.insert(tx.generation)
+                        return try describeRound(tx)
+                    }
+                    if line.contains("mixed") || line.contains("garbage") { mixed += 1 }
+                } catch {
+                    failures += 1
+                    if firstFailure.isEmpty { firstFailure = "\(error)" }
+                }
+                reads += 1
+            }
+            say("churned reads=\(reads) generations=\(generations.count) mixed=\(mixed) failures=\(failures) \(firstFailure)")
         case "quit": return
         default: say("unknown command \(line)")
         }
