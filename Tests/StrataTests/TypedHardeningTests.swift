@@ -20,41 +20,34 @@ struct RenamedItem: Codable, Sendable, Identifiable, Equatable {
     var shelf: Int
 }
 
-struct ItemFormatBeforeRename: DatastoreFormat {
-    static let name = "items"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
+enum ItemVersion: Int, DatastoreVersion { case v1 = 1 }
+
+/// The "items" datastore, declared three times below over the instance types above.
+protocol ItemsFormat: DatastoreFormat where Version == ItemVersion, Identifier == Int, Instance: Decodable {}
+
+extension ItemsFormat {
+    static var name: String { "items" }
+    static var currentVersion: ItemVersion { .v1 }
+    static func migrate(_ stored: StoredInstance, from version: ItemVersion) throws -> Instance { try stored.decode(Instance.self) }
+}
+
+struct ItemFormatBeforeRename: ItemsFormat {
     typealias Instance = RenamedItemV1
-    typealias Identifier = Int
-    static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance { try stored.decode(Instance.self) }
-    init() {}
     let name = Index(\.name)
     let tags = ManyToManyIndex(\.tags)
     let shelfName = Index(\.shelf, \.name)
 }
 
-struct ItemFormatAfterRename: DatastoreFormat {
-    static let name = "items"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
+struct ItemFormatAfterRename: ItemsFormat {
     typealias Instance = RenamedItem
-    typealias Identifier = Int
-    static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance { try stored.decode(Instance.self) }
-    init() {}
     let name = Index(\.name)
     let tags = ManyToManyIndex(\.tags)
     let shelfName = Index(\.shelf, \.name)
 }
 
 /// The renamed format in its next version: one more index.
-struct ItemFormatWithShelfIndex: DatastoreFormat {
-    static let name = "items"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
+struct ItemFormatWithShelfIndex: ItemsFormat {
     typealias Instance = RenamedItem
-    typealias Identifier = Int
-    static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance { try stored.decode(Instance.self) }
-    init() {}
     let name = Index(\.name)
     let tags = ManyToManyIndex(\.tags)
     let shelfName = Index(\.shelf, \.name)
