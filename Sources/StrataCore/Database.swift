@@ -22,9 +22,10 @@ import Synchronization
 /// stale one nobody has open) it reads the newest commit at open and never sees a later one. Such
 /// a handle cannot write, reap dead reader slots, reset a damaged lock file or create a missing
 /// one; it appears in the writer's `readerReport()` as a pin (slot -1, no pid or age). As a second
-/// line of defence each page it reads must have been written no later than its snapshot:
-/// otherwise `StrataError.snapshotOverwritten`, never a wrong value. Create a store others may
-/// read with `DatabaseOptions.fileMode` (e.g. 0o644).
+/// line of defence each page it reads must have been written no later than its snapshot, else
+/// `StrataError.snapshotOverwritten`: this catches a page reused before it is read, not one
+/// rewritten while it is being read, so it detects a missing pin but does not replace one.
+/// Create a store others may read with `DatabaseOptions.fileMode` (e.g. 0o644).
 public final class Database: Sendable {
     public let path: String
     public let mode: AccessMode

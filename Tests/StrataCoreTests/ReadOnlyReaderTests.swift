@@ -142,7 +142,9 @@ import Testing
 
     /// Second line of defence. Without a lock file nothing can register a snapshot; if a writer
     /// appears anyway (root ignores the directory's mode) and reuses the pages of the reader's
-    /// snapshot, the reader must see its snapshot intact or a typed error, never other data.
+    /// snapshot while it is idle, the reader must see its snapshot intact or a typed error, never
+    /// other data. (A page rewritten in the middle of a read is not detected: the pin is the
+    /// protection, this check only a detector.)
     @Test func unprotectedSnapshotReusedByAnUnexpectedWriterIsDetected() throws {
         let dir = try makeLocklessStore()
         defer { chmod(dir.path, 0o700) }

@@ -67,8 +67,9 @@ enum SnapshotRegistration {
     /// A read lock per pinned generation: the lock file is readable only (see `SnapshotPins`).
     case pins(SnapshotPins)
     /// No lock file to share and no right to create one: the newest commit at open, read alone.
-    /// No writer can be running (a writer creates the lock file first); if one appears anyway,
-    /// pages it rewrites are detected by their transaction id (`StrataError.snapshotOverwritten`).
+    /// No writer can be running (a writer creates the lock file first); if one appears anyway (as
+    /// root), pages it rewrote before they are read are detected by their transaction id
+    /// (`StrataError.snapshotOverwritten`); a page rewritten during a read is not.
     case detached(MetaPage)
 }
 

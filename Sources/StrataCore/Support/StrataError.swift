@@ -37,7 +37,7 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
     case misuse(String)
     /// A read-only handle met a page of its snapshot that a later commit rewrote: the snapshot
     /// was not protected (a handle without a lock file, read while a writer appeared). Nothing
-    /// wrong was returned; read again (a new snapshot) or reopen the store.
+    /// was returned from that page; read again (a new snapshot) or reopen the store.
     case snapshotOverwritten(generation: UInt64, page: UInt64, writtenBy: UInt64)
 
     public var description: String {

@@ -31,7 +31,8 @@ extension Database {
 
     /// The newest page transaction a snapshot of `meta` may meet: a snapshot outside the reader
     /// table checks every page it reads against it (a page rewritten by a later commit is a typed
-    /// error, never a wrong answer); one in the table is protected by it and skips the check.
+    /// error; a page rewritten while it is being read is not caught, so this detects a missing pin
+    /// rather than replacing one); one in the table is protected by it and skips the check.
     func newestReadableTransaction(_ claim: SnapshotClaim, meta: MetaPage) -> UInt64 {
         if case .slot = claim { return .max }
         return meta.transactionID
