@@ -12,6 +12,20 @@ import Synchronization
 /// }
 /// try db.read { tx in try tx.get("isbn:42", in: tx.tree("books")) }
 /// ```
+///
+/// **Readers without write permission.** A `.readOnly` handle that may read the store's files but
+/// not write the lock file (another user, an app extension, a read-only directory or volume) opens
+/// all the same. With a lock file it maps it read-only, follows every new commit without
+/// reopening, and protects each snapshot with an open-file-description read lock on one byte per
+/// generation, which the writer sees (`F_OFD_GETLK`) and honours exactly as it honours a reader
+/// slot; the kernel drops the lock if the process dies. Without a usable lock file (none, or a
+/// stale one nobody has open) it reads the newest commit at open and never sees a later one. Such
+/// a handle cannot write, reap dead reader slots, reset a damaged lock file or create a missing
+/// one; it appears in the writer's `readerReport()` as a pin (slot -1, no pid or age). As a second
+/// line of defence each page it reads must have been written no later than its snapshot, else
+/// `StrataError.snapshotOverwritten`: this catches a page reused before it is read, not one
+/// rewritten while it is being read, so it detects a missing pin but does not replace one.
+/// Create a store others may read with `DatabaseOptions.fileMode` (e.g. 0o644).
 public final class Database: Sendable {
     public let path: String
     public let mode: AccessMode
@@ -22,6 +36,8 @@ public final class Database: Sendable {
     let mapping: FileMapping
     let lockFile: LockFile
     let readers: ReaderTable
+    /// How this handle's read snapshots keep the writer off their pages.
+    let registration: SnapshotRegistration
     let writer: WriterSession?
     /// The newest generation's validated meta and catalog lookups, shared by read transactions.
     let snapshots = SnapshotCache()
@@ -98,11 +114,15 @@ public final class Database: Sendable {
         // open) are the newest meta's pages verified.
         let openedData = dataFile
         var verified: MetaPage?
-        lockFile = try LockFile(path: path + "/lock", requestedSlots: options.readerSlots, pageSize: newest.pageSize,
-                                dataInode: inode, fileMode: options.fileMode) {
+        let verifyNewest = {
             let meta = try MetaReader.newestMeta(of: openedData, storePath: path)
             verified = meta
-            return meta.transactionID
+            return meta
+        }
+        (lockFile, registration) = try LockFile.open(path: path + "/lock", mode: mode, requestedSlots: options.readerSlots,
+                                                     pageSize: newest.pageSize, dataPath: dataPath, dataInode: inode,
+                                                     fileMode: options.fileMode, verifiedNewest: verifyNewest) {
+            try verifyNewest().transactionID
         }
         pageSize = newest.pageSize
         readers = ReaderTable(lockFile: lockFile)
@@ -172,19 +192,19 @@ public final class Database: Sendable {
     /// also ends it); a long-lived one keeps the writer from reusing the pages it can reach.
     public func beginRead() throws -> ReadTransaction {
         try checkOpen()
-        let slot = try readers.acquireSlot()
+        let (claim, meta) = try claimSnapshot()
         do {
-            let meta = try snapshotMeta(slot: slot)
             let base = try mapping.base(covering: Int(meta.pageCount) * pageSize)
+            let newestTransaction = newestReadableTransaction(claim, meta: meta)
             if let reused = idleReads.take() {
-                reused.renew(database: self, meta: meta, slot: slot, base: base)
+                reused.renew(database: self, meta: meta, claim: claim, base: base, newestTransaction: newestTransaction)
                 return reused
             }
             let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
-                                    verifiesChecksums: options.verifyChecksums)
-            return ReadTransaction(database: self, access: access, meta: meta, slot: slot)
+                                    verifiesChecksums: options.verifyChecksums, newestTransaction: newestTransaction)
+            return ReadTransaction(database: self, access: access, meta: meta, claim: claim)
         } catch {
-            readers.releaseSlot(slot)
+            releaseSnapshot(claim)
             throw error
         }
     }
@@ -209,17 +229,25 @@ public final class Database: Sendable {
 
     /// Registers `slot` on the current generation and returns that generation's meta.
     func snapshotMeta(slot: Int) throws -> MetaPage {
+        let meta = try snapshotMeta(register: { readers.publish(slot: slot, generation: $0, pageCount: 0) }, withdraw: { _ in })
+        readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
+        return meta
+    }
+
+    /// Registers a snapshot of the current generation (`register`, undone by `withdraw` when the
+    /// generation moved before the registration was seen) and returns that generation's meta.
+    func snapshotMeta(register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> MetaPage {
         var attempts = 0
         while true {
             let generation = lockFile.generation.pointee.load(ordering: .acquiring)
-            readers.publish(slot: slot, generation: generation, pageCount: 0)
+            try register(generation)
             if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
                 // Already validated by an earlier transaction of this generation (see `SnapshotCache`).
                 if let meta = try snapshots.meta(generation: generation) ?? validatedMeta(generation: generation) {
-                    readers.pageCountField(slot).pointee.store(meta.pageCount, ordering: .relaxed)
                     return meta
                 }
             }
+            withdraw(generation)
             attempts += 1
             if attempts > 100 { sched_yield() }
             if attempts > 20_000 {
@@ -230,7 +258,7 @@ public final class Database: Sendable {
 
     /// Copies and validates the meta of `generation` (nil if it does not validate: the caller
     /// retries), and remembers it for the other transactions of that generation.
-    private func validatedMeta(generation: UInt64) throws -> MetaPage? {
+    func validatedMeta(generation: UInt64) throws -> MetaPage? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
         return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
             // The writer can be rewriting this very slot: a slow reader may still be here when
@@ -315,12 +343,12 @@ public final class Database: Sendable {
 
     private func beginWrite(_ writer: WriterSession) throws -> WriteTransaction {
         let base = writer.committed
-        var oldest = readers.oldestSnapshot()
+        var oldest = try oldestRegisteredSnapshot(below: base.transactionID)
         let now = Clock.monotonicNanoseconds()
         if let pinned = oldest, pinned < base.transactionID, now - writer.lastReap > 1_000_000_000 {
             // Someone pins an old snapshot: make sure it is not a dead process.
             writer.lastReap = now
-            if readers.reapDeadReaders() > 0 { oldest = readers.oldestSnapshot() }
+            if readers.reapDeadReaders() > 0 { oldest = try oldestRegisteredSnapshot(below: base.transactionID) }
         }
         if let limit = options.longLivedReaderLimit, let report = options.onLongLivedReaders, oldest != nil,
            now - writer.lastLongReaderCheck > 1_000_000_000 {

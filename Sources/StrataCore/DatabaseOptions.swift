@@ -47,7 +47,12 @@ public struct DatabaseOptions: Sendable {
     public var createIfMissing = true
     /// Reader slots in a new lock file (the table is sized when the first handle opens the store).
     public var readerSlots = 256
-    /// Permissions of files and the directory created for a new store.
+    /// Permissions of the files a new store is created with (`data`, `lock`); its directory gets
+    /// the same plus search permission wherever the files grant read (0o600 -> directory 0o700).
+    /// The default, 0o600, lets only the creating user open the store. For a store that other
+    /// users, a group or an app extension may read, create it with 0o644 (directory 0o755) or 0o640
+    /// (0o750): such a reader opens it `.readOnly` and needs no write permission (see `Database`).
+    /// The process umask applies, as to any file created; an existing store keeps its modes.
     public var fileMode: mode_t = 0o600
     public var writerLockWait: WriterLockWait = .fail
     /// Verify the checksum of every page a transaction reads from the file (about 0.5 µs per 4 KiB

@@ -85,10 +85,15 @@ public final class ChildProcess: @unchecked Sendable {
         while !inbox.state.withLock({ $0.ended }) && Date() < deadline { usleep(1000) }
     }
 
+    /// Waits for the child to exit and for everything it wrote to have been read (`allLines`
+    /// then holds its last line too: the pipe is drained on another thread).
     @discardableResult
     public func waitForExit(timeout: Double = 30) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(2000) }
-        return process.isRunning ? nil : process.terminationStatus
+        guard !process.isRunning else { return nil }
+        let drained = Date().addingTimeInterval(5)
+        while !inbox.state.withLock({ $0.ended }) && Date() < drained { usleep(1000) }
+        return process.terminationStatus
     }
 }

@@ -10,7 +10,8 @@ struct OrderedKeyCompositeTests {
             CompositeKey("", 3), CompositeKey("a\0", 0), CompositeKey("a\0b", 0), CompositeKey("b", .min),
             CompositeKey("hell", 2), CompositeKey("hello", 1), CompositeKey("helloo", 0), CompositeKey("hellp", -1),
         ]
-        expectOrderPreserved(values)
+        // Component-wise order, spelled out (CompositeKey's own `<` compares the encodings).
+        expectOrderPreserved(values, compare: { $0.components < $1.components ? -1 : ($1.components < $0.components ? 1 : 0) })
     }
 
     @Test func randomMixedComposites() {
@@ -23,7 +24,12 @@ struct OrderedKeyCompositeTests {
                 [-1.0, 0.0, 2.5, .infinity].randomElement(using: &generator)!,
                 KeyTestGenre.allCases.randomElement(using: &generator)!)
         }
-        expectOrderPreserved(values)
+        expectOrderPreserved(values, compare: { a, b in
+            let first = optionalSign(a.components.0, b.components.0)
+            if first != 0 { return first }
+            let (left, right) = ((a.components.1, a.components.2, a.components.3), (b.components.1, b.components.2, b.components.3))
+            return left < right ? -1 : (right < left ? 1 : 0)
+        })
         expectTruncationsThrow(CompositeKey(Int16?.some(1), "x", 2.5, KeyTestGenre.jazz), as: CompositeKey<Int16?, String, Double, KeyTestGenre>.self)
     }
 
@@ -33,7 +39,11 @@ struct OrderedKeyCompositeTests {
             CompositeKey(CompositeKey("a", 2), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
             CompositeKey(CompositeKey("", 9), UUID(uuid: (9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
         ]
-        expectOrderPreserved(values)
+        expectOrderPreserved(values, compare: { a, b in
+            let (left, right) = (a.components.0.components, b.components.0.components)
+            if left != right { return left < right ? -1 : 1 }
+            return comparableSign(a.components.1, b.components.1)
+        })
     }
 
     @Test func hashingFollowsEquality() {

@@ -7,18 +7,19 @@ enum KeyTestGenre: String, CaseIterable {
     case rock, jazz, ambient, blues, zydeco
 }
 
-extension KeyTestGenre: OrderedKey {}
+extension KeyTestGenre: OrderedKey, Comparable {}
 
 enum KeyTestLevel: Int {
     case low = -5, high = 10, middle = 0
 }
 
-extension KeyTestLevel: OrderedKey {}
+extension KeyTestLevel: OrderedKey, Comparable {}
 
 @Suite("OrderedKey Bool, bytes, UUID, Date, Optional, enums")
 struct OrderedKeyScalarTests {
     @Test func bool() throws {
-        expectOrderPreserved([false, true, true, false])
+        expectOrderPreserved([false, true, true, false], compare: { comparableSign($0 ? 1 : 0, $1 ? 1 : 0) })
+        #expect(!(Bool.self is any Comparable.Type), "no retroactive conformance")
         #expect(throws: OrderedKeyError.self) { _ = try Bool(orderedKeyBytes: [2]) }
         #expect(throws: OrderedKeyError.self) { _ = try Bool(orderedKeyBytes: []) }
     }
@@ -68,9 +69,14 @@ struct OrderedKeyScalarTests {
         var generator = makeCodingTestGenerator("Optional")
         var ints: [Int?] = [nil, .min, -1, 0, 1, .max, nil]
         ints += (0..<100).map { _ in Bool.random(using: &generator) ? nil : Int.random(in: -1000...1000, using: &generator) }
-        expectOrderPreserved(ints)
-        expectOrderPreserved([nil, "", "\0", "a", "ab", "b"] as [String?])
-        expectOrderPreserved([nil, .some(nil), .some(.some(false)), .some(.some(true))] as [Bool??])
+        expectOrderPreserved(ints, compare: optionalSign)
+        expectOrderPreserved([nil, "", "\0", "a", "ab", "b"] as [String?], compare: optionalSign)
+        // nil, then .some(nil), then the values: rank them.
+        let rank = { (value: Bool??) -> Int in value.map { $0.map { $0 ? 3 : 2 } ?? 1 } ?? 0 }
+        expectOrderPreserved([nil, .some(nil), .some(.some(false)), .some(.some(true))] as [Bool??],
+                             compare: { comparableSign(rank($0), rank($1)) })
+        // Importing Strata does not make Optional Comparable (no retroactive conformance).
+        #expect(!(Int?.self is any Comparable.Type))
         #expect(throws: OrderedKeyError.self) { _ = try Int?(orderedKeyBytes: [2]) }
         expectTruncationsThrow(Int?.some(5), as: Int?.self)
     }

@@ -11,12 +11,29 @@ func comparableSign<T: Comparable>(_ lhs: T, _ rhs: T) -> Int {
     lhs < rhs ? -1 : (rhs < lhs ? 1 : 0)
 }
 
+/// The intended order of optional keys: `nil` first, then the wrapped values by `<` (Strata
+/// does not make `Optional` `Comparable`).
+func optionalSign<T: Comparable>(_ lhs: T?, _ rhs: T?) -> Int {
+    switch (lhs, rhs) {
+    case (nil, nil): return 0
+    case (nil, _): return -1
+    case (_, nil): return 1
+    case let (left?, right?): return comparableSign(left, right)
+    }
+}
+
+/// `expectOrderPreserved` with `<` as the order.
+func expectOrderPreserved<T: OrderedKey & Comparable>(_ values: [T], isEqual: (T, T) -> Bool = { $0 == $1 },
+                                                      sourceLocation: SourceLocation = #_sourceLocation) {
+    expectOrderPreserved(values, compare: comparableSign, isEqual: isEqual, sourceLocation: sourceLocation)
+}
+
 /// Checks the `OrderedKey` contract on every pair of `values`:
 /// sign(compare(a, b)) == sign(memcmp(enc(a), enc(b))), plus exact round trips through both
-/// reader kinds. `compare` defaults to `<`; `isEqual` decides round-trip equality.
+/// reader kinds. `isEqual` decides round-trip equality.
 func expectOrderPreserved<T: OrderedKey>(
     _ values: [T],
-    compare: (T, T) -> Int = comparableSign,
+    compare: (T, T) -> Int,
     isEqual: (T, T) -> Bool = { $0 == $1 },
     sourceLocation: SourceLocation = #_sourceLocation
 ) {

@@ -20,9 +20,10 @@ final class StrataBookStore: BookStore {
     let store: Store<ReadWrite>
     let books: Datastore<BenchBookFormat, ReadWrite>
 
-    init(path: String, durability: BookDurability) throws {
+    init(path: String, durability: BookDurability, verifyChecksums: Bool = false) throws {
         var options = DatabaseOptions()
         options.durability = durability == .full ? .full : .none
+        options.verifyChecksums = verifyChecksums
         store = try Store(at: path + ".strata", options: options)
         books = try store.datastore(BenchBookFormat.self)
     }

@@ -10,6 +10,10 @@ if StreamObserver.value(of: "--role", in: arguments) == StreamObserver.role {
     do { try await StreamObserver.run(arguments: arguments) } catch { BenchMain.fatal("\(StreamObserver.role): \(error)") }
     exit(0)
 }
-let typedEngines: [(name: String, open: BookStoreOpener)] = [("strata", { try StrataBookStore(path: $0, durability: $1) })]
+// "strata+checksums": the same store with `verifyChecksums` on, to price checking every page read.
+let typedEngines: [(name: String, open: BookStoreOpener)] = [
+    ("strata", { try StrataBookStore(path: $0, durability: $1) }),
+    ("strata+checksums", { try StrataBookStore(path: $0, durability: $1, verifyChecksums: true) }),
+]
 if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
 BenchMain.run(engines: [StrataStore.self], arguments: arguments)

@@ -17,6 +17,7 @@ func runFaultRole(_ role: String, _ arguments: [String]) throws -> Bool {
     case "churn-reader": try churnReader(path: path)
     case "pin-until": try pinUntilTold(path: path)
     case "open-as-nobody": openAsNobody(path: path, arguments: arguments)
+    case "read-only-reader": readOnlyReader(path: path)
     default: return false
     }
     return true

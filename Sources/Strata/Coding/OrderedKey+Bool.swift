@@ -1,11 +1,6 @@
-/// `Bool` is not `Comparable` in the standard library, but `OrderedKey` requires it (a
-/// flag is a common leading index component, e.g. `(isArchived, createdAt)`). Strata adds
-/// the one sensible order, `false < true`, retroactively; if the standard library ever adds
-/// its own conformance this one must be removed (the compiler will report the duplicate).
-extension Bool: @retroactive Comparable {
-    public static func < (lhs: Bool, rhs: Bool) -> Bool { !lhs && rhs }
-}
-
+/// `Bool` is not `Comparable` in the standard library, and Strata does not make it so (a public
+/// retroactive conformance would change every importer's code). Its key order is `false` before
+/// `true`, which is what a flag as a leading composite component (`(isArchived, createdAt)`) needs.
 /// One byte, `0x00` for `false` and `0x01` for `true`. Any other byte is rejected on decode
 /// so that every accepted key is canonical.
 extension Bool: OrderedKey {

@@ -9,7 +9,7 @@ import Foundation
 /// ever adds its own). A wrapper keeps the ordering explicit at the call site.
 ///
 /// Encoded with the same escaping as `String` (`0x00` → `0x00 0xFF`, end `0x00 0x00`).
-public struct OrderedBytes: OrderedKey, ExpressibleByArrayLiteral, CustomStringConvertible {
+public struct OrderedBytes: OrderedKey, Comparable, ExpressibleByArrayLiteral, CustomStringConvertible {
     public var bytes: [UInt8]
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }

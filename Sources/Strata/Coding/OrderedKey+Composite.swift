@@ -9,7 +9,7 @@
 /// `[x.orderedKeyBytes, OrderedKeyWriter.prefixUpperBound(of: x.orderedKeyBytes))`.
 ///
 ///     let key = CompositeKey(authorID, publishedAt, postID)   // CompositeKey<UUID, Date, Int>
-public struct CompositeKey<each Component: OrderedKey>: OrderedKey {
+public struct CompositeKey<each Component: OrderedKey>: OrderedKey, Comparable {
     public let components: (repeat each Component)
 
     public init(_ components: repeat each Component) {
@@ -23,12 +23,10 @@ public struct CompositeKey<each Component: OrderedKey>: OrderedKey {
         return true
     }
 
+    /// Component-wise order, which is the order of the encodings (see the type comment); the
+    /// components need not be `Comparable` themselves (an `Optional` one is not).
     public static func < (lhs: Self, rhs: Self) -> Bool {
-        for (left, right) in repeat (each lhs.components, each rhs.components) {
-            if left < right { return true }
-            if right < left { return false }
-        }
-        return false
+        lhs.orderedKeyBytes.lexicographicallyPrecedes(rhs.orderedKeyBytes)
     }
 
     public func hash(into hasher: inout Hasher) {

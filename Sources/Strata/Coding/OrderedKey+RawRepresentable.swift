@@ -1,17 +1,19 @@
 /// Lets enums (and other raw-value types) become keys with a one-line declaration:
 ///
 ///     enum Genre: String { case jazz, blues }
-///     extension Genre: OrderedKey {}
+///     extension Genre: OrderedKey, Comparable {}   // Comparable: for range operators in queries
 ///
 /// The key is the raw value's key, and `<` is provided here as raw-value order so that it
 /// agrees with the bytes. Do not also give the type a different `<` (for example the
 /// case-declaration order synthesized for `Comparable` enums): the index would then disagree
 /// with `<`. Decoding throws if the stored raw value no longer names a case.
-extension OrderedKey where Self: RawRepresentable, RawValue: OrderedKey {
+extension OrderedKey where Self: RawRepresentable, RawValue: OrderedKey & Comparable {
     public static func < (lhs: Self, rhs: Self) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
+}
 
+extension OrderedKey where Self: RawRepresentable, RawValue: OrderedKey {
     public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
         rawValue.encodeOrderedKey(into: &writer)
     }

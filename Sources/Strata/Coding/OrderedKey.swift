@@ -15,7 +15,12 @@
 /// unordered but the key places after `+infinity` (see `OrderedKey+FloatingPoint.swift`),
 /// and non-NFC `String`s, on which the standard library's own `<` is inconsistent (see
 /// `OrderedKey+String.swift`); in both cases the key order is a consistent total order.
-public protocol OrderedKey: Comparable, Hashable, Sendable {
+///
+/// A key need not be `Comparable`: its order is its bytes'. Keys that are (every standard type,
+/// `CompositeKey`, a raw-value enum that declares it) also work with Swift's range operators in
+/// queries; the others (`Optional`) use `IndexRange`. Strata adds no `Comparable` conformance to
+/// a type it does not own, so importing it changes no other code's `<`.
+public protocol OrderedKey: Hashable, Sendable {
     /// Appends this value's order-preserving, self-delimiting encoding.
     func encodeOrderedKey(into writer: inout OrderedKeyWriter)
 

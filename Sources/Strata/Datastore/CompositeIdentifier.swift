@@ -114,7 +114,7 @@ extension DatastoreReader {
 
     private func loadPrimary(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
         var results: [F.Instance] = []
-        try scan(layout.primary, range, order: order, limit: limit) { _, envelope in results.append(try decode(envelope)) }
+        try scan(layout.primary, range, order: order, limit: limit) { key, envelope in results.append(try decode(envelope, id: key.bytes)) }
         return results
     }
 }

@@ -48,7 +48,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         let key = id.orderedKeyBytes
         return try store.database.withSnapshot { snapshot in
             guard let envelope = try snapshot.get(key, inTree: schema.layout.primary) else { return nil }
-            return try schema.decode(envelope)
+            return try schema.decode(envelope, id: key)
         }
     }
 
@@ -70,17 +70,13 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         return try store.database.withSnapshot { snapshot in
             var found: F.Instance?
             try snapshot.scan(inTree: info.tree, from: range.lower, to: range.upper) { key, value in
-                if info.isDirect {
-                    found = try schema.decode(value)
-                    return false
+                let idBytes = try key.withUnsafeBytes {
+                    Array(try DatastoreReader<F>.identifierBytes(inIndexKey: $0, valueType: I.Value.self, index: info.name))
                 }
-                let envelope = try key.withUnsafeBytes { key in
-                    try snapshot.get(try DatastoreReader<F>.identifierBytes(inIndexKey: key, valueType: I.Value.self), inTree: schema.layout.primary)
+                guard let envelope = info.isDirect ? value : try snapshot.get(idBytes, inTree: schema.layout.primary) else {
+                    throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
                 }
-                guard let envelope else {
-                    throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
-                }
-                found = try schema.decode(envelope)
+                found = try schema.decode(envelope, id: idBytes)
                 return false
             }
             return found

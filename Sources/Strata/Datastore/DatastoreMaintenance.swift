@@ -38,13 +38,13 @@ extension Datastore where Access == ReadWrite {
                     guard let last = batch.last else { break }
                     resumeAfter = last.id
                     for (idBytes, envelope) in batch {
-                        let instance = try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self) }
+                        let instance = try schema.decode(copied: envelope, id: idBytes)
                         for info in rebuilding {
                             let tree = try context.writableTree(info.tree)
                             for value in info.definition.encodedValues(of: instance) {
                                 if info.definition.kind.isUnique, let other = try firstKey(withPrefix: value, in: tree, context: context),
                                    Array(other[value.count...]) != idBytes {
-                                    throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: "\(value)")
+                                    throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: info.definition.describe(value))
                                 }
                                 try context.write.put(value + idBytes, info.isDirect ? envelope : [], in: tree)
                             }

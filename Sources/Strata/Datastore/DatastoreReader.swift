@@ -14,8 +14,8 @@ public class DatastoreReader<F: DatastoreFormat> {
     var transaction: Transaction { context.transaction }
     var layout: DatastoreLayout { schema.layout }
 
-    func decode(_ envelope: ByteView) throws -> F.Instance {
-        try schema.decode(envelope)
+    func decode(_ envelope: ByteView, id idBytes: @autoclosure () throws -> [UInt8]) throws -> F.Instance {
+        try schema.decode(envelope, id: try idBytes())
     }
 
     /// Number of instances (no decoding).
@@ -30,7 +30,7 @@ public class DatastoreReader<F: DatastoreFormat> {
 
     func load(idBytes: [UInt8]) throws -> F.Instance? {
         guard let primary = try context.tree(layout.primary), let envelope = try transaction.get(idBytes, in: primary) else { return nil }
-        return try decode(envelope)
+        return try decode(envelope, id: idBytes)
     }
 
     /// Every instance, in identifier order.
@@ -46,7 +46,7 @@ public class DatastoreReader<F: DatastoreFormat> {
 
     private func loadIdentifierRange(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
         var results: [F.Instance] = []
-        try scan(layout.primary, range, order: order, limit: limit) { _, envelope in results.append(try decode(envelope)) }
+        try scan(layout.primary, range, order: order, limit: limit) { key, envelope in results.append(try decode(envelope, id: key.bytes)) }
         return results
     }
 
@@ -90,11 +90,16 @@ public class DatastoreReader<F: DatastoreFormat> {
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
         var views: [ByteView] = []
+        /// Direct indexes only: the entry keys, to name an instance that fails to decode.
+        var directKeys: [ByteView] = []
         try scan(info.tree, range, order: order, limit: limit) { key, value in
             if info.isDirect {
                 views.append(value)
+                directKeys.append(key)
             } else {
-                views.append(key.subview(from: try key.withUnsafeBytes { try Self.identifierOffset(inIndexKey: $0, valueType: valueType) }))
+                views.append(key.subview(from: try key.withUnsafeBytes {
+                    try Self.identifierOffset(inIndexKey: $0, valueType: valueType, index: info.name)
+                }))
             }
         }
         let envelopes: [ByteView?]
@@ -108,9 +113,12 @@ public class DatastoreReader<F: DatastoreFormat> {
         return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
             for index in views.indices {
                 guard index < envelopes.count, let envelope = envelopes[index] else {
-                    throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+                    throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
                 }
-                (storage.baseAddress! + initialized).initialize(to: try decode(envelope))
+                let instance = try decode(envelope, id: info.isDirect
+                    ? try directKeys[index].withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name)) }
+                    : views[index].bytes)
+                (storage.baseAddress! + initialized).initialize(to: instance)
                 initialized += 1
             }
         }
@@ -123,7 +131,10 @@ public class DatastoreReader<F: DatastoreFormat> {
         var stopped = false
         try scan(info.tree, range, order: order, limit: limit) { key, value in
             guard !stopped else { return }
-            stopped = try !body(try decode(try envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: valueType)))
+            let envelope = try envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: valueType)
+            stopped = try !body(try decode(envelope, id: try key.withUnsafeBytes {
+                Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name))
+            }))
         }
     }
 
@@ -133,23 +144,29 @@ public class DatastoreReader<F: DatastoreFormat> {
                                              valueType: Value.Type) throws -> ByteView {
         if info.isDirect { return value }
         let envelope = try key.withUnsafeBytes { key in
-            try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType), in: $0) }
+            try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType, index: info.name), in: $0) }
         }
         guard let envelope else {
-            throw DatastoreError.corruptInstance(datastore: F.name, reason: "index '\(info.name)' names a missing instance")
+            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
         }
         return envelope
     }
 
     /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
-    static func identifierBytes<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: key[try identifierOffset(inIndexKey: key, valueType: valueType)...])
+    static func identifierBytes<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type,
+                                                   index: String) throws -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: key[try identifierOffset(inIndexKey: key, valueType: valueType, index: index)...])
     }
 
-    /// Where the identifier starts in an index key.
-    static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type) throws -> Int {
+    /// Where the identifier starts in an index key; a key whose value does not parse is
+    /// `DatastoreError.corruptIndexEntry`.
+    static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type, index: String) throws -> Int {
         var reader = OrderedKeyReader(key)
-        try Value.skipOrderedKey(in: &reader)
+        do {
+            try Value.skipOrderedKey(in: &reader)
+        } catch {
+            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: index, reason: "key \(hexBytes(Array(key))): \(error)")
+        }
         return reader.offset
     }
 

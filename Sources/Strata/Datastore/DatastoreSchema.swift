@@ -78,7 +78,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     func reconcile(with stored: DatastoreDescriptor?, hasData: Bool) {
         let declared = Dictionary(uniqueKeysWithValues: indexes.map { ($0.name, $0.descriptor) })
         let previous = Dictionary((stored?.indexes ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let stale = hasData ? Set(declared.filter { previous[$0.key] != $0.value }.map(\.key)) : []
+        let stale = hasData ? Set(declared.filter { previous[$0.key]?.describesSameIndex(as: $0.value) != true }.map(\.key)) : []
         staleIndexes.withLock { $0 = stale }
         droppedIndexes.withLock { $0 = Set(previous.keys).subtracting(declared.keys) }
     }

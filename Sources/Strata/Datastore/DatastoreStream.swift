@@ -148,7 +148,7 @@ extension DatastoreStream {
             instances.reserveCapacity(count)
             var lastKey: [UInt8]?
             try reader.scan(reader.layout.primary, range, order: order, limit: count) { key, envelope in
-                instances.append(try reader.decode(envelope))
+                instances.append(try reader.decode(envelope, id: key.bytes))
                 lastKey = key.bytes
             }
             return (instances, lastKey)
@@ -171,7 +171,9 @@ extension DatastoreStream {
             var lastKey: [UInt8]?
             try reader.scan(info.tree, range, order: order, limit: count) { key, value in
                 let envelope = try reader.envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: I.Value.self)
-                instances.append(try reader.decode(envelope))
+                instances.append(try reader.decode(envelope, id: try key.withUnsafeBytes {
+                    Array(try DatastoreReader<F>.identifierBytes(inIndexKey: $0, valueType: I.Value.self, index: info.name))
+                }))
                 lastKey = key.bytes
             }
             return (instances, lastKey)

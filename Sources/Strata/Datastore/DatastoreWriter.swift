@@ -44,7 +44,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let info = try schema.index(index)
         var identifiers: [[UInt8]] = []
         try scan(info.tree, KeyRange(range), order: .ascending, limit: nil) { key, _ in
-            identifiers.append(try key.withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: I.Value.self)) })
+            identifiers.append(try key.withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: I.Value.self, index: info.name)) })
         }
         var removed = 0
         for idBytes in Set(identifiers) where try remove(idBytes: idBytes) != nil { removed += 1 }
@@ -59,7 +59,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let oldEnvelope = try write.get(idBytes, in: primary)
         if mustBeNew, oldEnvelope != nil { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
         // Decoding the old instance also refuses to overwrite data written by a newer version.
-        let old = try oldEnvelope.map { try decode($0) }
+        let old = try oldEnvelope.map { try decode($0, id: idBytes) }
 
         var changes: [IndexChange] = []
         changes.reserveCapacity(schema.indexes.count)
@@ -71,7 +71,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             if info.definition.kind.isUnique {
                 for value in added where !oldValues.contains(value) {
                     if let owner = try firstIdentifier(withPrefix: value, in: tree), owner != idBytes {
-                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: describeValue(value))
+                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: info.definition.describe(value))
                     }
                 }
             }
@@ -106,7 +106,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
         guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
-        let old = try decode(envelope)
+        let old = try decode(envelope, id: idBytes)
         try write.delete(idBytes, in: primary)
         for info in schema.indexes {
             guard let tree = try context.tree(info.tree) else { continue }
@@ -125,10 +125,6 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             return false
         }
         return found
-    }
-
-    private func describeValue(_ bytes: [UInt8]) -> String {
-        "0x" + bytes.prefix(32).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     // MARK: Change log

@@ -16,8 +16,14 @@ public enum DatastoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case indexNotBuilt(datastore: String, index: String)
     /// The key path does not name an index declared by the format.
     case unknownIndex(datastore: String, index: String)
-    /// Stored bytes could not be decoded as an instance.
-    case corruptInstance(datastore: String, reason: String)
+    /// The stored instance with identifier `id` cannot be decoded (damaged bytes, or a type
+    /// that changed without a new version); `reason` is the decoder's error.
+    case corruptInstance(datastore: String, id: String, reason: String)
+    /// An entry of index `index` cannot be parsed (its key does not hold a value and an
+    /// identifier), or names an instance that does not exist.
+    case corruptIndexEntry(datastore: String, index: String, reason: String)
+    /// An entry of the datastore's change log (what `changes()` reads) cannot be parsed.
+    case corruptLogEntry(datastore: String, generation: UInt64, reason: String)
 
     public var description: String {
         switch self {
@@ -37,8 +43,12 @@ public enum DatastoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "\(datastore): index '\(index)' changed since the data was written; call warm(progress:) to build it"
         case let .unknownIndex(datastore, index):
             return "\(datastore): \(index) is not an index declared by the format"
-        case let .corruptInstance(datastore, reason):
-            return "\(datastore): a stored instance cannot be decoded: \(reason)"
+        case let .corruptInstance(datastore, id, reason):
+            return "\(datastore): the stored instance \(id) cannot be decoded (\(reason)); run `strata check`, restore it from a backup or write it again"
+        case let .corruptIndexEntry(datastore, index, reason):
+            return "\(datastore): an entry of index '\(index)' is damaged (\(reason)); rebuild the index with warm(progress:) after restoring the store"
+        case let .corruptLogEntry(datastore, generation, reason):
+            return "\(datastore): the change log entry of generation \(generation) is damaged (\(reason))"
         }
     }
 }

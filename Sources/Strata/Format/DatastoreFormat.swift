@@ -2,7 +2,7 @@ import Foundation
 
 /// The versions a format has known. Raw values are ordered (`Int` or `String`): a stored version
 /// greater than every known one was written by newer code and is refused rather than misread.
-public protocol DatastoreVersion: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue: OrderedKey & Codable {}
+public protocol DatastoreVersion: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue: OrderedKey & Codable & Comparable {}
 
 /// How instances are encoded in the store.
 public enum InstanceCoding: Sendable, Equatable {

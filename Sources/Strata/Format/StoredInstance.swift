@@ -68,13 +68,13 @@ enum InstanceEnvelope {
             switch try reader.readByte() {
             case binaryTag: coding = .binary
             case jsonTag: coding = .json
-            case let tag: throw DatastoreError.corruptInstance(datastore: F.name, reason: "unknown coding tag \(tag)")
+            case let tag: throw EnvelopeDamage(reason: "unknown coding tag \(tag)")
             }
             rawVersion = try reader.read(F.Version.RawValue.self)
-        } catch let error as DatastoreError {
+        } catch let error as EnvelopeDamage {
             throw error
         } catch {
-            throw DatastoreError.corruptInstance(datastore: F.name, reason: "\(error)")
+            throw EnvelopeDamage(reason: "\(error)")
         }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[reader.offset...])
         if rawVersion == F.currentVersion.rawValue {

@@ -21,17 +21,24 @@ public enum IndexKind: String, Codable, Sendable {
 public final class IndexDefinition<Instance>: @unchecked Sendable {
     // Immutable after init; the closure only reads through key paths.
     let kind: IndexKind
-    /// The key paths it reads, for descriptors and error messages.
+    /// The key paths it reads, without their root type (`.title`), for descriptors and messages.
     let path: String
     let valueType: String
     private let extract: (Instance) -> [[UInt8]]
+    private let describeValue: ([UInt8]) -> String?
 
-    init(kind: IndexKind, path: String, valueType: String, extract: @escaping (Instance) -> [[UInt8]]) {
+    /// `valueTypeName` is how descriptors name the value type (default: the type's name).
+    init<Value: OrderedKey>(kind: IndexKind, path: String, valueType: Value.Type, valueTypeName: String? = nil,
+                            extract: @escaping (Instance) -> [[UInt8]]) {
         self.kind = kind
         self.path = path
-        self.valueType = valueType
+        self.valueType = valueTypeName ?? "\(Value.self)"
         self.extract = extract
+        describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
+
+    /// An encoded value as the user wrote it (`"isbn-1"`, `CompositeKey(...)`), for messages.
+    func describe(_ encoded: [UInt8]) -> String { describeValue(encoded) ?? hexBytes(encoded) }
 
     /// The encoded values of `instance`, sorted and without duplicates.
     func encodedValues(of instance: Instance) -> [[UInt8]] {
@@ -42,7 +49,8 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
         return unique
     }
 
-    /// What identifies the declaration: a change means the index must be rebuilt.
+    /// What identifies the declaration: a change means the index must be rebuilt. Its kind, value
+    /// type and the properties it reads (`.title`), never the instance type's name.
     var signature: String { "\(kind.rawValue)(\(valueType)) \(path)" }
 }
 
@@ -56,4 +64,11 @@ public protocol IndexRepresentation<Instance>: Sendable {
 /// An index with at most one instance per value: single-result loads are allowed.
 public protocol UniqueIndexRepresentation<Instance>: IndexRepresentation {}
 
-func describe(_ keyPath: AnyKeyPath) -> String { "\(keyPath)" }
+/// A key path's text without its root type: `\Book.title` -> `.title`. Index declarations are
+/// recorded with it, so renaming the instance type (keeping the old shape as `BookV1`, say) does
+/// not make its indexes stale: an index is what it reads, of which kind and value type.
+func describe<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> String {
+    let text = "\(keyPath)"
+    let root = "\\" + String(describing: Root.self)
+    return text.hasPrefix(root) ? String(text.dropFirst(root.count)) : text
+}

@@ -53,7 +53,7 @@ public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueI
 
 enum SingleValueIndex {
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
-        IndexDefinition(kind: kind, path: describe(keyPath), valueType: "\(Value.self)") { [keyPath] instance in
+        IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self) { [keyPath] instance in
             [instance[keyPath: keyPath].orderedKeyBytes]
         }
     }
@@ -64,7 +64,8 @@ enum SingleValueIndex {
         for part in repeat each parts { paths.append(describe(part)) }
         var types: [String] = []
         for part in repeat (each Part).self { types.append("\(part)") }
-        return IndexDefinition(kind: kind, path: paths.joined(separator: ", "), valueType: "(\(types.joined(separator: ", ")))") { instance in
+        return IndexDefinition(kind: kind, path: paths.joined(separator: ", "), valueType: CompositeKey<repeat each Part>.self,
+                               valueTypeName: "(\(types.joined(separator: ", ")))") { instance in
             [CompositeKey(repeat instance[keyPath: each parts]).orderedKeyBytes]
         }
     }
@@ -73,7 +74,7 @@ enum SingleValueIndex {
 enum SequenceIndex {
     static func definition<Instance, Values: Sequence>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Values> & Sendable)
     -> IndexDefinition<Instance> where Values.Element: OrderedKey {
-        IndexDefinition(kind: kind, path: describe(keyPath), valueType: "\(Values.Element.self)") { [keyPath] instance in
+        IndexDefinition(kind: kind, path: describe(keyPath), valueType: Values.Element.self) { [keyPath] instance in
             instance[keyPath: keyPath].map(\.orderedKeyBytes)
         }
     }

@@ -8,15 +8,29 @@ import StrataCore
 /// in between, and compares each identifier's instance in the old and the new snapshot. Several
 /// changes to one instance between two polls coalesce into one event (created then deleted: none).
 /// Holding the old snapshot is also what keeps the log entries it still needs from being trimmed.
+///
+/// The subscription starts when the sequence is made (`changes()`), not when it is iterated:
+/// every commit after that call is reported by its first iterator. Later iterators start when
+/// they are made. For a starting value with no gap before the first change, see `observe()`.
 public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
     public typealias Element = ObservedEvent<F.Identifier, F.Instance>
 
     let database: Database
     let schema: DatastoreSchema<F>
     let filter: @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool
+    /// The subscription and snapshot taken when the sequence was made, for its first iterator.
+    let start: ObservationStart
+
+    init(database: Database, schema: DatastoreSchema<F>, from snapshot: ReadTransaction? = nil,
+         filter: @escaping @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool) {
+        self.database = database
+        self.schema = schema
+        self.filter = filter
+        start = ObservationStart(database: database, tree: schema.layout.log, snapshot: snapshot)
+    }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(database: database, schema: schema, filter: filter)
+        Iterator(database: database, schema: schema, filter: filter, start: start.take())
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -29,16 +43,17 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
         private var buffered: [Element] = []
         private var failure: Error?
 
-        init(database: Database, schema: DatastoreSchema<F>, filter: @escaping @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool) {
+        init(database: Database, schema: DatastoreSchema<F>, filter: @escaping @Sendable (F.Identifier, F.Instance?, F.Instance?) -> Bool,
+             start: Result<ObservationStart.Subscription, Error>) {
             self.database = database
             self.schema = schema
             self.filter = filter
-            do {
-                let stream = try database.changes(trees: [schema.layout.log])
-                self.stream = stream
-                streamIterator = stream.makeAsyncIterator()
-                snapshot = try database.beginRead()
-            } catch {
+            switch start {
+            case .success(let subscription):
+                stream = subscription.stream
+                streamIterator = subscription.stream.makeAsyncIterator()
+                snapshot = subscription.snapshot
+            case .failure(let error):
                 failure = error
             }
         }
@@ -69,8 +84,13 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
             if let log = try new.treeIfPresent(schema.layout.log) {
                 var lower = [UInt8](repeating: 0, count: 8)
                 lower.withUnsafeMutableBytes { $0.storeBytes(of: (old.generation + 1).bigEndian, as: UInt64.self) }
-                try new.scan(log, from: lower) { _, value in
+                try new.scan(log, from: lower) { key, value in
                     let idBytes = Array(value.bytes.dropFirst())
+                    guard value.count > 1, (try? F.Identifier(orderedKeyBytes: idBytes)) != nil else {
+                        let generation = key.count >= 8 ? key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
+                        throw DatastoreError.corruptLogEntry(datastore: F.name, generation: generation,
+                                                             reason: "entry \(hexBytes(value.bytes)) does not name an identifier")
+                    }
                     if seen.insert(idBytes).inserted { identifiers.append(idBytes) }
                     return true
                 }

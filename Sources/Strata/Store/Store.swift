@@ -41,6 +41,11 @@ public final class Store<Access: StoreAccess>: Sendable {
 
     public var path: String { database.path }
 
+    /// Closes the store: a writer releases the writer lock (another process may then write), and
+    /// every later call on the store or its datastores throws `StrataError.closed`. Transactions
+    /// already running finish; observation streams end. Idempotent; also done on deinit.
+    public func close() { database.close() }
+
     /// The datastore described by `format` in this store. Read-write stores create its trees and
     /// record its declaration the first time.
     public func datastore<F: DatastoreFormat>(_ format: F.Type) throws -> Datastore<F, Access> {
@@ -92,15 +97,20 @@ extension Store where Access == ReadWrite {
     }
 
     /// Like `write`, run on a dedicated queue (it blocks on the writer lock and on fsync). A task
-    /// cancelled before the commit rolls everything back and throws `CancellationError`.
+    /// cancelled before `body` starts throws `CancellationError` without running it; one cancelled
+    /// before the commit rolls everything back and throws `CancellationError`.
     public func write<Result: Sendable>(_ body: @escaping @Sendable (StoreWriteContext) throws -> Result) async throws -> Result {
         try WriteScope.refuseNesting(database)
+        try Task.checkCancellation()
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 writeQueue.async {
                     continuation.resume(with: Swift.Result {
-                        try self.database.write { transaction in
+                        // Cancelled while waiting for the queue or the writer lock: do not start.
+                        if cancelled.isSet { throw CancellationError() }
+                        return try self.database.write { transaction in
+                            if cancelled.isSet { throw CancellationError() }
                             let result = try body(StoreWriteContext(transaction: transaction))
                             if cancelled.isSet { throw CancellationError() }
                             return result

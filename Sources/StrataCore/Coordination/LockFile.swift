@@ -51,17 +51,17 @@ final class LockFile: @unchecked Sendable {
         try file.lockWaiting(offset: LockFile.setupLockByte)
         defer { file.unlock(offset: LockFile.setupLockByte) }
 
-        let alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
-        var header = [UInt8](repeating: 0, count: 32)
-        let headerBytes = try header.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: 32, at: 0) }
-        let existingMagic = header.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        let existingVersion = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self) }
-        let existingSlots = Int(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) })
-        let existingInode = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self) }
-        let existingSize = try file.size()
-        let headerValid = headerBytes == 32 && existingMagic == LockFile.magic && existingVersion == LockFile.formatVersion
-            && existingSlots > 0 && existingSlots <= 1 << 16 && existingInode == dataInode
-            && existingSize >= UInt64(LockFile.byteCount(slots: existingSlots))
+        var alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
+        var header = try Header(of: file)
+        // A descriptor may hold the file for an instant after its handle closed: a child process
+        // spawned by another thread keeps copies of its parent's descriptors until it execs. Wait
+        // a little for that before calling an invalid file one that is in use.
+        for _ in 0..<100 where !alone && !header.isValid(forDataInode: dataInode) {
+            usleep(1000)
+            alone = try file.tryLock(offset: LockFile.openHandlesByte, exclusive: true)
+            header = try Header(of: file)
+        }
+        let headerValid = header.isValid(forDataInode: dataInode)
 
         if alone {
             // Nobody else has the store open: start from a clean table.
@@ -90,18 +90,54 @@ final class LockFile: @unchecked Sendable {
             self.memory = memory
             slotCount = slots
         } else {
-            guard headerValid else {
-                if existingMagic != LockFile.magic && headerBytes > 0 {
-                    throw StrataError.notAStore(path: path, reason: "the lock file was not written by Strata")
-                }
-                throw StrataError.notAStore(path: path, reason: "the lock file is in use but does not match this data file (format \(existingVersion), inode \(existingInode))")
-            }
+            guard headerValid else { throw header.inUseMismatch(path: path) }
             guard try file.tryLock(offset: LockFile.openHandlesByte, exclusive: false) else {
                 throw StrataError.misuse("could not join the store's open handles")
             }
             self.file = file
-            memory = try SharedMemory(file: file, length: LockFile.byteCount(slots: existingSlots))
-            slotCount = existingSlots
+            memory = try SharedMemory(file: file, length: LockFile.byteCount(slots: header.slots))
+            slotCount = header.slots
+        }
+    }
+
+    /// A lock file already opened and mapped (see `LockFile+ReadOnly.swift`).
+    init(file: PosixFile, memory: SharedMemory, slotCount: Int) {
+        self.file = file
+        self.memory = memory
+        self.slotCount = slotCount
+    }
+
+    /// The first 32 bytes of an existing lock file, as found.
+    struct Header {
+        let bytesRead: Int
+        let magic: UInt64
+        let version: UInt32
+        let slots: Int
+        let dataInode: UInt64
+        let fileSize: UInt64
+
+        init(of file: PosixFile) throws {
+            var header = [UInt8](repeating: 0, count: 32)
+            bytesRead = try header.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: 32, at: 0) }
+            magic = header.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            version = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self) }
+            slots = Int(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) })
+            dataInode = header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self) }
+            fileSize = try file.size()
+        }
+
+        func isValid(forDataInode inode: UInt64) -> Bool {
+            bytesRead == 32 && magic == LockFile.magic && version == LockFile.formatVersion
+                && slots > 0 && slots <= 1 << 16 && dataInode == inode
+                && fileSize >= UInt64(LockFile.byteCount(slots: slots))
+        }
+
+        /// The error for an invalid header that another handle is using (so it cannot be reset).
+        func inUseMismatch(path: String) -> StrataError {
+            if magic != LockFile.magic && bytesRead > 0 {
+                return StrataError.notAStore(path: path, reason: "the lock file was not written by Strata")
+            }
+            return StrataError.notAStore(path: path, reason: "the lock file is in use but does not match this data file (format \(version), inode \(dataInode))")
         }
     }
 

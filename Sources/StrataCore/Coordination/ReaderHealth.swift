@@ -1,5 +1,8 @@
 /// One reader of the store, as the writer (or `strata readers`) sees it.
 public struct ReaderInfo: Sendable, Equatable {
+    /// The reader-table slot, or -1 for a reader without write access to the lock file, which
+    /// pins its snapshot with a read lock instead (see `Database`): the kernel reports the
+    /// generation it pins, not its pid (0) or its age (0).
     public let slot: Int
     public let pid: Int32
     /// The generation it reads; 0 when the slot is claimed but no transaction is open.
@@ -22,7 +25,12 @@ extension Database {
     /// Frees reader slots whose processes died (their slot lock is no longer held). The writer also
     /// does this by itself when an old snapshot holds back page reuse. Returns how many were freed.
     @discardableResult
-    public func reapDeadReaders() -> Int { readers.reapDeadReaders() }
+    public func reapDeadReaders() -> Int {
+        // A handle that may not write the lock file cannot free slots (and has no dead pins to
+        // free: the kernel drops a dead process's locks).
+        guard case .readerTable = registration else { return 0 }
+        return readers.reapDeadReaders()
+    }
 
     /// How many reader slots the lock file has.
     public var readerCapacity: Int { readers.capacity }
@@ -46,7 +54,7 @@ extension Database {
             }
             return counts
         }
-        return try slots.map { slot in
+        let tableReaders = try slots.map { slot in
             let busy = slot.snapshot != 0
             let pinned = busy ? freedByGeneration.filter { $0.0 >= slot.snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 } : 0
             let lockedByOwner = try lockFile.file.isLockedByOthers(offset: LockFile.slotLockByte(slot.slot))
@@ -56,6 +64,15 @@ extension Database {
                               age: busy && now > slot.beganAt ? Double(now - slot.beganAt) / 1e9 : 0,
                               pinnedPages: pinned, isAlive: alive, isThisHandle: slot.ownedByThisHandle)
         }
+        if case .detached = registration { return tableReaders }
+        // Readers without write access hold pins, not slots: the kernel tells which generations,
+        // not which process or since when. A pin never outlives its process.
+        let pins = try SnapshotPins.pinnedGenerations(in: lockFile.file, below: current + 1).map { snapshot in
+            ReaderInfo(slot: -1, pid: 0, snapshot: snapshot, lag: current - snapshot, age: 0,
+                       pinnedPages: freedByGeneration.filter { $0.0 >= snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 },
+                       isAlive: true, isThisHandle: false)
+        }
+        return tableReaders + pins
     }
 
     /// Live readers whose snapshot is older than `seconds`.
@@ -65,6 +82,9 @@ extension Database {
 }
 
 extension Database {
-    /// The oldest generation a registered reader (in any process) may still be reading, or nil.
-    public var oldestReaderSnapshot: UInt64? { readers.oldestSnapshot() }
+    /// The oldest generation a registered reader (in any process, with a reader slot or a
+    /// read-only reader's pin) may still be reading, or nil.
+    public var oldestReaderSnapshot: UInt64? {
+        (try? oldestRegisteredSnapshot(below: generation &+ 1)) ?? readers.oldestSnapshot()
+    }
 }

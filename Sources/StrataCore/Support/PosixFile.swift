@@ -127,6 +127,13 @@ final class PosixFile: @unchecked Sendable {
 
     /// Whether another open file description holds a lock on the byte (a pure query).
     func isLockedByOthers(offset: Int64, length: Int64 = 1) throws -> Bool {
+        try conflictingLock(offset: offset, length: length) != nil
+    }
+
+    /// One lock (read or write) that another open file description holds in the range, or nil
+    /// (a pure query; works on a descriptor opened read-only). Which one the kernel reports
+    /// when several overlap the range is unspecified.
+    func conflictingLock(offset: Int64, length: Int64) throws -> (start: Int64, length: Int64)? {
         var request = flock()
         request.l_type = Int16(F_WRLCK)
         request.l_whence = Int16(SEEK_SET)
@@ -137,7 +144,7 @@ final class PosixFile: @unchecked Sendable {
             if errno == EINTR { continue }
             throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
         }
-        return request.l_type != Int16(F_UNLCK)
+        return request.l_type == Int16(F_UNLCK) ? nil : (Int64(request.l_start), Int64(request.l_len))
     }
 
     func unlock(offset: Int64, length: Int64 = 1) {

@@ -35,6 +35,10 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
     case keyExists
     /// The API was used in a way it does not allow; the message says how to fix it.
     case misuse(String)
+    /// A read-only handle met a page of its snapshot that a later commit rewrote: the snapshot
+    /// was not protected (a handle without a lock file, read while a writer appeared). Nothing
+    /// was returned from that page; read again (a new snapshot) or reopen the store.
+    case snapshotOverwritten(generation: UInt64, page: UInt64, writtenBy: UInt64)
 
     public var description: String {
         switch self {
@@ -75,6 +79,8 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the key already exists; use .upsert to replace it"
         case let .misuse(message):
             return message
+        case let .snapshotOverwritten(generation, page, writtenBy):
+            return "page \(page) of the snapshot at generation \(generation) was rewritten by a later commit (\(writtenBy)) while this read-only handle read it unprotected (it has no lock file to pin snapshots in); read again, or reopen the store"
         }
     }
 }

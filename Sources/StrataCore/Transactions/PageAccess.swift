@@ -19,6 +19,9 @@ final class PageAccess {
     @exclusivity(unchecked) var dirty = DirtyPages()
     let isWritable: Bool
     let verifiesChecksums: Bool
+    /// Pages written by a later transaction than this are not part of the snapshot: `.max` for
+    /// snapshots the writer is known to protect, the snapshot's generation for the others.
+    @exclusivity(unchecked) private(set) var newestTransaction: UInt64
     /// Incremented by every modification; cursors compare it to detect that their pages moved.
     var modificationCount = 0
     /// Incremented when the transaction or snapshot using this access ends. A cursor remembers
@@ -36,15 +39,17 @@ final class PageAccess {
 
     /// Points a read access at another snapshot, for a reused read transaction (after
     /// `endLease()`: nothing made under the old lease can read through it any more).
-    func renew(base: UnsafeRawPointer, committedPageCount: UInt64) {
+    func renew(base: UnsafeRawPointer, committedPageCount: UInt64, newestTransaction: UInt64) {
         precondition(!isWritable, "only read accesses are reused")
         self.base = base
         self.committedPageCount = committedPageCount
+        self.newestTransaction = newestTransaction
     }
 
     init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool,
-         verifiesChecksums: Bool = false) {
+         verifiesChecksums: Bool = false, newestTransaction: UInt64 = .max) {
         self.verifiesChecksums = verifiesChecksums
+        self.newestTransaction = newestTransaction
         self.pageSize = pageSize
         self.base = base
         self.committedPageCount = committedPageCount
@@ -62,7 +67,13 @@ final class PageAccess {
         }
         let address = base + Int(number) * pageSize
         if verifiesChecksums { try verifyChecksum(address, pages: 1, number: number) }
-        return try Page(validating: address, size: pageSize, number: number)
+        let page = try Page(validating: address, size: pageSize, number: number)
+        if page.transactionID > newestTransaction { throw overwritten(number, by: page.transactionID) }
+        return page
+    }
+
+    private func overwritten(_ number: UInt64, by transaction: UInt64) -> StrataError {
+        StrataError.snapshotOverwritten(generation: newestTransaction, page: number, writtenBy: transaction)
     }
 
     /// Starts loading committed page `number` into the cache (a hint: nothing is read or
@@ -126,6 +137,8 @@ final class PageAccess {
               Int(start.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)) == pages else {
             throw StrataError.corruptPage(page: number, reason: "not the overflow run its leaf names")
         }
+        let writtenBy = start.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self)
+        if writtenBy > newestTransaction { throw overwritten(number, by: writtenBy) }
         return ByteView(UnsafeRawBufferPointer(start: start + PageLayout.headerSize, count: length), owner: owner)
     }
 

@@ -3,9 +3,10 @@
 /// Beginning one claims a reader slot (pooled per handle, so usually no syscall), publishes the
 /// generation it reads, and copies that generation's meta; after that every read is a plain load from
 /// the shared mapping. The writer never reuses a page this snapshot can reach until `end()` (or
-/// deinit) gives the slot back, so values are handed out without copying.
+/// deinit) gives the slot back, so values are handed out without copying. A handle that may not
+/// write the lock file pins the generation with a read lock instead (see `SnapshotPins`).
 public final class ReadTransaction: Transaction {
-    @exclusivity(unchecked) private var slot: Int
+    @exclusivity(unchecked) private var claim: SnapshotClaim
     /// When the snapshot's generation was committed (ns since 1970).
     @exclusivity(unchecked) public private(set) var commitTime: UInt64
     /// The snapshot's free-page tree (for verification and statistics).
@@ -13,21 +14,21 @@ public final class ReadTransaction: Transaction {
     /// The snapshot's high-water mark.
     public var pageCount: UInt64 { access.committedPageCount }
 
-    init(database: Database, access: PageAccess, meta: MetaPage, slot: Int) {
-        self.slot = slot
+    init(database: Database, access: PageAccess, meta: MetaPage, claim: SnapshotClaim) {
+        self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
         super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
     }
 
-    deinit { if isActive { database.readers.releaseSlot(slot) } }
+    deinit { if isActive { database.releaseSnapshot(claim) } }
 
     /// Starts another life of an ended transaction taken from the pool, on `meta`'s generation
-    /// read through `slot`. Trees opened in the last life stay known if the generation is the
+    /// registered by `claim`. Trees opened in the last life stay known if the generation is the
     /// same (their records are that generation's); handles from it are refused (new serial).
-    func renew(database: Database, meta: MetaPage, slot: Int, base: UnsafeRawPointer) {
+    func renew(database: Database, meta: MetaPage, claim: SnapshotClaim, base: UnsafeRawPointer, newestTransaction: UInt64) {
         owner = database
-        self.slot = slot
+        self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
         if generation != meta.transactionID {
@@ -36,7 +37,7 @@ public final class ReadTransaction: Transaction {
         }
         catalog = meta.catalog
         serial = Transaction.nextSerial()
-        access.renew(base: base, committedPageCount: meta.pageCount)
+        access.renew(base: base, committedPageCount: meta.pageCount, newestTransaction: newestTransaction)
         isActive = true
     }
 
@@ -50,6 +51,6 @@ public final class ReadTransaction: Transaction {
         guard isActive else { return }
         isActive = false
         access.endLease() // invalidates cursors: the snapshot's pages may be reused
-        database.readers.releaseSlot(slot)
+        database.releaseSnapshot(claim)
     }
 }
