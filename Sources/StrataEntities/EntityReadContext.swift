@@ -233,17 +233,25 @@ public class EntityReadContext {
         let maximum = maximumKeySize
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
-        var ids: [EntityID] = []
+        // Entries whose indexed value was truncated share their index prefix, so within such a
+        // group the index order is by identifier, not value: a group is always read whole and
+        // the matches are sorted by (value, identifier) when any was truncated.
+        var found: [(encoded: [UInt8], id: EntityID)] = []
+        var sawTruncated = false
+        var lastIndexed: ArraySlice<UInt8> = []
         try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, mark in
             guard key.count >= name.count + 17 else { throw EntityError.corrupt(reason: "value index key of \(key.count) bytes") }
+            let indexed = ArraySlice(key[name.count..<(key.count - 16)])
+            if let limit, found.count >= limit, indexed != lastIndexed { return false }
             let id = key.withUnsafeBytes { EntityID(bytes: $0, at: key.count - 16) }
-            var encoded = Array(key[name.count..<(key.count - 16)])
+            var encoded = Array(indexed)
             if mark.count > 0 {
                 // A truncated entry: compare the entity's stored value.
                 guard let current = try latest(id: id.bytes, name: name)?.entry.value else {
                     throw EntityError.corrupt(reason: "value index entry of \(id) without a current value")
                 }
                 encoded = current.orderedBytes
+                sawTruncated = true
             }
             if let lower, encoded.lexicographicallyPrecedes(lower) { return true }
             if let upper {
@@ -251,10 +259,17 @@ public class EntityReadContext {
                 if beyond { return true }
             }
             if let type, try liveHeader(id)?.type != type { return true }
-            ids.append(id)
-            return limit.map { ids.count < $0 } ?? true
+            found.append((encoded, id))
+            lastIndexed = indexed
+            return true
         }
-        return ids
+        if sawTruncated {
+            func precedes(_ lhs: (encoded: [UInt8], id: EntityID), _ rhs: (encoded: [UInt8], id: EntityID)) -> Bool {
+                lhs.encoded == rhs.encoded ? lhs.id < rhs.id : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
+            }
+            found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
+        }
+        return Array(found.prefix(limit ?? found.count).map(\.id))
     }
 
     /// The properties of other entities whose current value refers to the entity (through

@@ -9,7 +9,7 @@ import Foundation
 /// entity < array), then by the kind's own order (numbers numerically, strings by the UTF-8
 /// bytes of their NFC form, arrays element by element). This is the order of the value index,
 /// so range queries are exact for every kind; a range whose bounds are of one kind matches
-/// only values of that kind.
+/// only values of that kind. Equality is the same: equal encodings.
 public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible {
     case bool(Bool)
     case int(Int)
@@ -45,6 +45,12 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
         default: []
         }
     }
+
+    /// Equality is the index's: equal encodings. So `.double(.nan) == .double(.nan)` (a stored
+    /// NaN is found again) and `.double(-0.0) != .double(0.0)`, and `.int(1) != .double(1)`.
+    public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool { lhs.orderedBytes == rhs.orderedBytes }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(orderedBytes) }
 
     public static func < (lhs: EntityValue, rhs: EntityValue) -> Bool {
         lhs.orderedBytes.lexicographicallyPrecedes(rhs.orderedBytes)

@@ -17,6 +17,9 @@ public final class EntityWriteContext: EntityReadContext {
     /// Headers changed in this transaction, written once at the end.
     private var pendingHeaders: [EntityID: RecordHeader] = [:]
     private var changes: [EntityID: EntityChange] = [:]
+    /// While an import runs, the targets of relationships that became current: they are checked
+    /// at its end, because a document may name an entity before the entry that creates it.
+    var deferredTargets: Set<EntityID>?
 
     init(transaction: WriteTransaction, registry: EntityKindRegistry, datestamp: Date) {
         write = transaction
@@ -211,11 +214,6 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Appends `entry` to property `key` of entity `id` and keeps `latest` and the indexes exact.
     func append(_ entry: PropertyEntry, key: String, to id: EntityID) throws {
-        if let value = entry.value {
-            for target in value.referencedEntities where try liveHeader(target) == nil {
-                throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
-            }
-        }
         let name = EntityLayout.encodedName(key)
         let idBytes = id.bytes
         let sequence = try nextSequence()
@@ -225,6 +223,17 @@ public final class EntityWriteContext: EntityReadContext {
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.history))
         let previous = try latest(id: idBytes, name: name)
         if previous.map({ $0.isOlder(than: entry.datestamp, sequence: sequence) }) ?? true {
+            // Only a current value must not dangle; an older entry may name a deleted entity
+            // (history imported from an export keeps those).
+            if let value = entry.value {
+                if deferredTargets != nil {
+                    deferredTargets!.formUnion(value.referencedEntities)
+                } else {
+                    for target in value.referencedEntities where try liveHeader(target) == nil {
+                        throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
+                    }
+                }
+            }
             if let old = previous?.entry.value { try unindex(old, name: name, id: id) }
             if let new = entry.value { try index(new, name: name, id: id) }
             try write.put(idBytes + name, LatestEntry(entry: entry, sequence: sequence).encoded(), in: try writableTree(EntityLayout.latest))

@@ -101,6 +101,11 @@ struct Person: EntityKind {
         }
         let middle = try await store.entities(where: "value", in: EntityValueRange(.string(prefix + "a") ... .string(prefix + "b")))
         #expect(middle == [byValue[.string(prefix + "a")]!, byValue[.string(prefix + "b")]!])
+        // Truncated values come back in value order, also with a limit and descending.
+        let long = EntityValueRange(.string(prefix) ... .string(prefix + "z"))
+        #expect(try await store.entities(where: "value", in: long, limit: 2, order: .descending)
+                == [byValue[.string(prefix + "c")]!, byValue[.string(prefix + "b")]!])
+        #expect(try await store.entities(where: "value", in: long, limit: 1) == [byValue[.string(prefix + "a")]!])
         let ints = try await store.entities(where: "value", in: EntityValueRange(.int(Int.min)...(.int(Int.max))))
         #expect(ints == [byValue[.int(-3)]!, byValue[.int(7)]!])
         let doubles = try await store.entities(where: "value", in: EntityValueRange(.double(-1)..<(.double(3))), order: .descending)
