@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore", "StrataEntities"], path: "Tools/strata", exclude: ["README.md"]),
         // Benchmark workloads written against a KVStore protocol; no dependency on the engine.
         .target(name: "StrataBenchKit", path: "Tools/StrataBenchKit"),
-        .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataBenchKit"], path: "Tools/strata-bench"),
+        .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataBenchKit"], path: "Tools/strata-bench"),
         // Child process used by the multi-process tests (tests never fork the test process).
         .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataTestFixtures"], path: "Tools/strata-child"),
         // Formats and helpers shared by the tests and strata-child.

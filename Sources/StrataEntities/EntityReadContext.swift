@@ -105,8 +105,7 @@ public class EntityReadContext {
     /// The entities the references denote, keyed by reference (those that resolve to nothing
     /// are absent). Never creates entities; in a write context, `resolve` does.
     /// - Throws: `EntityError.ambiguousReference` for a property match with several matches.
-    @discardableResult
-    public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
+    public func existing(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
         var ids: [EntityReference: EntityID] = [:]
         for reference in references { if let id = try find(reference) { ids[reference] = id } }
         return ids

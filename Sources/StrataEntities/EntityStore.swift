@@ -65,10 +65,9 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
         try await read { try $0.records(references, keys: keys) }
     }
 
-    /// See `EntityReadContext.resolve(_:)` (never creates).
-    @discardableResult
+    /// See `EntityReadContext.existing(_:)` (never creates).
     public func resolve(existing references: [EntityReference]) async throws -> [EntityReference: EntityID] {
-        try await read { try $0.resolve(references) }
+        try await read { try $0.existing(references) }
     }
 
     /// See `EntityReadContext.history(of:key:)`.

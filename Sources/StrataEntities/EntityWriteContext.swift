@@ -102,7 +102,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// (`createIfMissing`, `new`). References that match nothing and cannot create are absent.
     /// - Throws: `EntityError.ambiguousReference`; the size errors for names of created entities.
     @discardableResult
-    public override func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
+    public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
         try check(references)
         var ids: [EntityReference: EntityID] = [:]
         for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }

@@ -10,5 +10,7 @@ let typedEngines: [(name: String, open: BookStoreOpener)] = [
     // The typed workload only: SQLite as GRDB opens it (see SQLiteBooks.swift).
     ("sqlite-defaults", { SQLiteBookStore(path: $0, durability: $1, tuning: .defaults) }),
 ]
+// The entity workloads (`entities`) on SQLite only: LMDB has no entity layer to compare.
+if EntityWorkload.runIfAsked(arguments: &arguments, engines: [("sqlite", { SQLiteEntityStore(path: $0, durability: $1) })]) { exit(0) }
 if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
 BenchMain.run(engines: [LMDBStore.self, SQLiteStore.self], arguments: arguments)
