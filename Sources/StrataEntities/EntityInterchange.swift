@@ -121,13 +121,7 @@ extension EntityReadContext {
     /// The whole entity store of this snapshot as an interchange document (see `EntityExportMode`).
     public func exportJSON(_ mode: EntityExportMode = .full) throws -> Data {
         var document = EntityDocument(mode: mode, entities: [], deleted: mode == .full ? [] : nil)
-        guard let records = try tree(EntityLayout.records) else { return try EntityDocument.encoder().encode(document) }
-        var headers: [(EntityID, RecordHeader)] = []
-        try transaction.scan(records) { key, value in
-            guard key.count == 16 else { throw EntityError.corrupt(reason: "record key of \(key.count) bytes") }
-            headers.append((key.withUnsafeBytes { EntityID(bytes: $0, at: 0) }, try value.withUnsafeBytes { try RecordHeader($0) }))
-            return true
-        }
+        let headers = try allHeaders()
         for (id, header) in headers {
             var entity = EntityDocument.Entity(id: id, type: header.type, created: header.created.timeIntervalSinceReferenceDate,
                                                modified: header.modified.timeIntervalSinceReferenceDate)

@@ -7,9 +7,8 @@ import StrataCore
 ///
 /// | tree | key | value |
 /// |---|---|---|
-/// | records | id | `RecordHeader` (live or deleted, created, modified, type) |
-/// | history | id, key, datestamp, sequence | entry body (label, value or tombstone) |
-/// | latest | id, key | datestamp, sequence, entry body — the newest entry of the history |
+/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, type) |
+/// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
 /// | types | type, id | empty |
 /// | values | key, value, id | empty, or `truncatedMark` when the value was cut to fit |
 /// | references | target id, key, source id | empty |
@@ -19,12 +18,19 @@ import StrataCore
 /// `id` is the 16 UUID bytes; `key` and `type` are ordered strings (escaped, terminated);
 /// `value` is `EntityValueCoding`; datestamps are ordered doubles; the sequence is a big-endian
 /// `UInt64` that grows with every entry ever written, so equal datestamps keep insertion order.
-/// `latest`, `types`, `values` and `references` are derived: they follow from `records` and
-/// `history` and are kept exact by every write in the same transaction.
+///
+/// Why one `entries` tree for an entity's header and its whole history: everything about one
+/// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
+/// entry, the header's `modified`, and the lookup of the previous current value all land
+/// there), and reading an entity is one descent. The current value of a key is the last entry of
+/// its range (entries sort by datestamp, then sequence). The header's key sorts before every
+/// property of the entity: `headerName` is the encoding of the empty string, and property keys
+/// are never empty. `types`, `values` and `references` are derived: they follow from `entries`
+/// and every write keeps them exact in the same transaction.
 enum EntityLayout {
-    static let records = "entities.records"
-    static let history = "entities.history"
-    static let latest = "entities.latest"
+    static let entries = "entities.entries"
+    /// The key part naming the header (the ordered encoding of "").
+    static let headerName: [UInt8] = [0, 0]
     static let types = "entities.types"
     static let values = "entities.values"
     static let references = "entities.references"
@@ -48,6 +54,8 @@ enum EntityLayout {
     }
 
     static func datestampBytes(_ date: Date) -> [UInt8] { date.orderedKeyBytes }
+
+    static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
 
     static func historyKey(id: [UInt8], name: [UInt8], datestamp: Date, sequence: UInt64) -> [UInt8] {
         var key = id + name
@@ -112,33 +120,18 @@ struct RecordHeader: Equatable {
     }
 }
 
-/// The value of a `latest` entry: the newest history entry with its stamp.
+/// The current entry of a property (the last of its history) with its sequence number.
 struct LatestEntry {
     var entry: PropertyEntry
     var sequence: UInt64
 
-    func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 32)
-        writer.write(entry.datestamp)
-        writer.writeBigEndian(sequence)
-        entry.encodeBody(into: &writer)
-        return writer.bytes
-    }
-
-    init(entry: PropertyEntry, sequence: UInt64) {
-        self.entry = entry
+    /// Decodes a history entry.
+    init(key: ByteView, value: ByteView) throws {
+        let (datestamp, sequence) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
         self.sequence = sequence
-    }
-
-    init(_ bytes: UnsafeRawBufferPointer) throws {
-        var reader = OrderedKeyReader(bytes)
-        let datestamp = try reader.read(Date.self)
-        sequence = try reader.readBigEndian(UInt64.self)
-        entry = try PropertyEntry.decodeBody(from: &reader, datestamp: datestamp)
-    }
-
-    /// Whether an entry stamped (`datestamp`, `sequence`) is newer than this one.
-    func isOlder(than datestamp: Date, sequence: UInt64) -> Bool {
-        entry.datestamp < datestamp || (entry.datestamp == datestamp && self.sequence < sequence)
+        entry = try value.withUnsafeBytes { raw in
+            var reader = OrderedKeyReader(raw)
+            return try PropertyEntry.decodeBody(from: &reader, datestamp: datestamp)
+        }
     }
 }

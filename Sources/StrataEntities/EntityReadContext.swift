@@ -38,7 +38,8 @@ public class EntityReadContext {
     // MARK: Records and entries
 
     func header(_ id: EntityID) throws -> RecordHeader? {
-        guard let records = try tree(EntityLayout.records), let bytes = try transaction.get(id.bytes, in: records) else { return nil }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0) }
     }
 
@@ -47,24 +48,41 @@ public class EntityReadContext {
         return header
     }
 
+    /// The current (last) entry of property `name` of entity `id`, removals included.
     func latest(id: [UInt8], name: [UInt8]) throws -> LatestEntry? {
-        guard let latest = try tree(EntityLayout.latest), let bytes = try transaction.get(id + name, in: latest) else { return nil }
-        return try bytes.withUnsafeBytes { try LatestEntry($0) }
+        guard let entries = try tree(EntityLayout.entries) else { return nil }
+        let prefix = id + name
+        var found: LatestEntry?
+        try transaction.scan(entries, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: true) { key, value in
+            found = try LatestEntry(key: key, value: value)
+            return false
+        }
+        return found
     }
 
-    /// Every latest entry of entity `id` (removals included), by key.
+    /// The current entry of every property of entity `id` (removals included), by key: one
+    /// scan of the entity's entries.
     func latestEntries(id: [UInt8]) throws -> [(key: String, latest: LatestEntry)] {
-        guard let latest = try tree(EntityLayout.latest) else { return [] }
-        var entries: [(key: String, latest: LatestEntry)] = []
-        try transaction.scan(latest, from: id, to: OrderedKeyWriter.prefixUpperBound(of: id)) { key, value in
-            let name = try key.withUnsafeBytes { raw -> String in
-                var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[16...]))
-                return try reader.read(String.self)
+        guard let entries = try tree(EntityLayout.entries) else { return [] }
+        var latest: [(key: String, latest: LatestEntry)] = []
+        var lastName: [UInt8] = []
+        try transaction.scan(entries, from: EntityLayout.headerKey(id) + [0], to: OrderedKeyWriter.prefixUpperBound(of: id)) { key, value in
+            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
+            let name = Array(key[16..<(key.count - 16)])
+            let entry = try LatestEntry(key: key, value: value)
+            if name == lastName {
+                latest[latest.count - 1].latest = entry
+            } else {
+                let decoded = try name.withUnsafeBytes { raw -> String in
+                    var reader = OrderedKeyReader(raw)
+                    return try reader.read(String.self)
+                }
+                latest.append((decoded, entry))
+                lastName = name
             }
-            entries.append((name, try value.withUnsafeBytes { try LatestEntry($0) }))
             return true
         }
-        return entries
+        return latest
     }
 
     func record(of id: EntityID, header: RecordHeader, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord {
@@ -149,7 +167,7 @@ public class EntityReadContext {
     /// Every entry of property `key` of the entity, oldest first (removals included; empty when
     /// the reference resolves to nothing).
     public func history(of reference: EntityReference, key: String) throws -> [PropertyEntry] {
-        guard let id = try find(reference), let history = try tree(EntityLayout.history) else { return [] }
+        guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         let prefix = id.bytes + EntityLayout.encodedName(key)
         var entries: [PropertyEntry] = []
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
@@ -163,7 +181,7 @@ public class EntityReadContext {
     /// nil when there was none. A removal entry has a nil value. After `compactHistory(before:)`
     /// dates before its cut-off see the newest entry kept from before it.
     public func entry(of reference: EntityReference, key: String, asOf date: Date) throws -> PropertyEntry? {
-        guard let id = try find(reference), let history = try tree(EntityLayout.history) else { return nil }
+        guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return nil }
         let prefix = id.bytes + EntityLayout.encodedName(key)
         let bound = EntityLayout.historyKey(id: id.bytes, name: EntityLayout.encodedName(key), datestamp: date, sequence: .max)
         var found: PropertyEntry?
@@ -295,16 +313,22 @@ public class EntityReadContext {
         return links
     }
 
-    /// Every live entity's identifier, in identifier order.
-    public func allEntities() throws -> [EntityID] {
-        guard let records = try tree(EntityLayout.records) else { return [] }
-        var ids: [EntityID] = []
-        try transaction.scan(records) { key, value in
-            guard key.count == 16 else { throw EntityError.corrupt(reason: "record key of \(key.count) bytes") }
-            if try !value.withUnsafeBytes({ try RecordHeader($0) }).isDeleted { ids.append(key.withUnsafeBytes { EntityID(bytes: $0, at: 0) }) }
+    /// Every entity header (live and deleted), in identifier order: a pass over all entries.
+    func allHeaders() throws -> [(EntityID, RecordHeader)] {
+        guard let entries = try tree(EntityLayout.entries) else { return [] }
+        var headers: [(EntityID, RecordHeader)] = []
+        try transaction.scan(entries) { key, value in
+            if key.count == 18 {
+                headers.append((key.withUnsafeBytes { EntityID(bytes: $0, at: 0) }, try value.withUnsafeBytes { try RecordHeader($0) }))
+            }
             return true
         }
-        return ids
+        return headers
+    }
+
+    /// Every live entity's identifier, in identifier order.
+    public func allEntities() throws -> [EntityID] {
+        try allHeaders().filter { !$0.1.isDeleted }.map(\.0)
     }
 }
 

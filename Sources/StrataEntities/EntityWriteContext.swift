@@ -61,8 +61,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
     func finish() throws {
         if !pendingHeaders.isEmpty {
-            let records = try writableTree(EntityLayout.records)
-            for (id, header) in pendingHeaders { try write.put(id.bytes, header.encoded(), in: records) }
+            let entries = try writableTree(EntityLayout.entries)
+            for (id, header) in pendingHeaders { try write.put(EntityLayout.headerKey(id.bytes), header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
             try write.put(EntityLayout.sequenceName, withUnsafeBytes(of: sequence.bigEndian) { Array($0) }, in: try writableTree(EntityLayout.meta))
@@ -219,10 +219,12 @@ public final class EntityWriteContext: EntityReadContext {
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
-        let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
-        try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.history))
+        // The previous current entry, read before the new one lands in its range.
         let previous = try latest(id: idBytes, name: name)
-        if previous.map({ $0.isOlder(than: entry.datestamp, sequence: sequence) }) ?? true {
+        let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
+        try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
+        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
+        if previous.map({ $0.entry.datestamp <= entry.datestamp }) ?? true {
             // Only a current value must not dangle; an older entry may name a deleted entity
             // (history imported from an export keeps those).
             if let value = entry.value {
@@ -236,7 +238,6 @@ public final class EntityWriteContext: EntityReadContext {
             }
             if let old = previous?.entry.value { try unindex(old, name: name, id: id) }
             if let new = entry.value { try index(new, name: name, id: id) }
-            try write.put(idBytes + name, LatestEntry(entry: entry, sequence: sequence).encoded(), in: try writableTree(EntityLayout.latest))
         }
         guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         if entry.datestamp > header.modified {
@@ -314,11 +315,11 @@ public final class EntityWriteContext: EntityReadContext {
         for (key, latest) in try latestEntries(id: idBytes) {
             if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id) }
         }
-        for name in [EntityLayout.latest, EntityLayout.history] {
-            guard let tree = try tree(name) else { continue }
+        // Every entry but the header (rewritten as deleted at the end of the transaction).
+        if let entries = try tree(EntityLayout.entries) {
             var keys: [[UInt8]] = []
-            try write.scan(tree, from: idBytes, to: upper) { key, _ in keys.append(key.bytes); return true }
-            for key in keys { try write.delete(key, in: tree) }
+            try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
+            for key in keys { try write.delete(key, in: entries) }
         }
         try write.delete(EntityLayout.encodedName(type) + idBytes, in: try writableTree(EntityLayout.types))
     }
@@ -330,11 +331,12 @@ public final class EntityWriteContext: EntityReadContext {
     /// so the current value is never dropped. Returns how many entries were dropped.
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
-        guard let history = try tree(EntityLayout.history) else { return 0 }
+        guard let history = try tree(EntityLayout.entries) else { return 0 }
         var dropped: [[UInt8]] = []
         var group: [UInt8] = []
         var olderInGroup: [UInt8]?
         try write.scan(history) { key, _ in
+            if key.count == 18 { return true } // a header
             let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
             let prefix = Array(key[0..<(key.count - 16)])
             if prefix != group {
