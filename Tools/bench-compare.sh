@@ -6,6 +6,7 @@
 # usage: Tools/bench-compare.sh [WORKLOAD ...] [--records N] [--batch B] [--duration S]
 #                               [--sync-commits N] [--notify-commits N] [--dir DIR] ...
 #   All arguments go unchanged to strata-bench and to peer-bench (do not pass --engine).
+#   `entities` runs the entity-store workloads (Strata and SQLite only).
 # environment:
 #   RESULTS=FILE        JSON lines output (default /tmp/strata-bench-results.jsonl);
 #                       the markdown table is also written next to it as FILE minus .jsonl plus .md
@@ -151,13 +152,14 @@ print(f"- date: {date}")
 print()
 if any(e == "sqlite-defaults" for e, _ in results):
     engines.append("sqlite-defaults")
-print("| workload | " + " | ".join(engines) + " | strata/lmdb |")
-print("|---|" + "---:|" * (len(engines) + 1))
+print("| workload | " + " | ".join(engines) + " | strata/lmdb | strata/sqlite |")
+print("|---|" + "---:|" * (len(engines) + 2))
 for label, w, field in rows:
     vals = [get(e, w, field) for e in engines]
-    s, l = vals[0], vals[1]
+    s, l, q = vals[0], vals[1], vals[2]
     ratio = f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–"
-    print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} |")
+    ratio_sqlite = f"{s / q:.2f}x" if s is not None and q not in (None, 0) else "–"
+    print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} | {ratio_sqlite} |")
 print()
 print("ops/s rows: higher is better; latency (us) and cpu (%) rows: lower is better.")
 PY

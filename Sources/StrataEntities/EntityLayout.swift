@@ -129,9 +129,6 @@ struct LatestEntry {
     init(key: ByteView, value: ByteView) throws {
         let (datestamp, sequence) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
         self.sequence = sequence
-        entry = try value.withUnsafeBytes { raw in
-            var reader = OrderedKeyReader(raw)
-            return try PropertyEntry.decodeBody(from: &reader, datestamp: datestamp)
-        }
+        entry = try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 }

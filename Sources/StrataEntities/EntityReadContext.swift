@@ -37,7 +37,11 @@ public class EntityReadContext {
 
     // MARK: Records and entries
 
+    /// A header this transaction changed and has not written yet (write contexts only).
+    func pendingHeader(_ id: EntityID) -> RecordHeader? { nil }
+
     func header(_ id: EntityID) throws -> RecordHeader? {
+        if let pending = pendingHeader(id) { return pending }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0) }
@@ -85,15 +89,55 @@ public class EntityReadContext {
         return latest
     }
 
-    func record(of id: EntityID, header: RecordHeader, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord {
-        var properties: [String: PropertyEntry] = [:]
+    /// Entities with more entries than this are read key by key (a descent per key) instead
+    /// of by one scan over all their entries.
+    static let scanLimit = 128
+
+    /// The live entity `id` with the current entries of `keys` (all when nil), or nil.
+    ///
+    /// With keys, one forward scan over the entity's header and entries finds the last entry of
+    /// each key (one descent; the entries of a small entity share a leaf) and decodes only those;
+    /// an entity with a long history is read with one reverse lookup per key instead.
+    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
+        guard let entries = try tree(EntityLayout.entries) else { return nil }
         let idBytes = id.bytes
-        if let keys {
-            for (key, name) in keys {
-                if let latest = try latest(id: idBytes, name: name), latest.entry.value != nil { properties[key] = latest.entry }
-            }
-        } else {
+        var header = pendingHeader(id)
+        var properties: [String: PropertyEntry] = [:]
+        guard let keys else {
+            guard let header = try header ?? self.header(id), !header.isDeleted else { return nil }
             for (key, latest) in try latestEntries(id: idBytes) where latest.entry.value != nil { properties[key] = latest.entry }
+            return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+        }
+        var last = [(key: ByteView, value: ByteView)?](repeating: nil, count: keys.count)
+        var seen = 0
+        var complete = true
+        try transaction.scan(entries, from: EntityLayout.headerKey(idBytes), to: OrderedKeyWriter.prefixUpperBound(of: idBytes)) { key, value in
+            if key.count == 18 {
+                if header == nil { header = try value.withUnsafeBytes { try RecordHeader($0) } }
+                return true
+            }
+            seen += 1
+            if seen > Self.scanLimit {
+                complete = false
+                return false
+            }
+            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
+            let name = key[16..<(key.count - 16)]
+            for index in keys.indices where keys[index].name.elementsEqual(name) {
+                last[index] = (key, value)
+                break
+            }
+            return true
+        }
+        guard let header, !header.isDeleted else { return nil }
+        for (index, (key, name)) in keys.enumerated() {
+            let latest: LatestEntry?
+            if complete {
+                latest = try last[index].map { try LatestEntry(key: $0.key, value: $0.value) }
+            } else {
+                latest = try self.latest(id: idBytes, name: name)
+            }
+            if let entry = latest?.entry, entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
     }
@@ -143,8 +187,13 @@ public class EntityReadContext {
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
         for reference in references {
-            guard let id = try find(reference), let header = try liveHeader(id) else { continue }
-            result[reference] = try record(of: id, header: header, keys: names)
+            // An identifier needs no resolution: reading the entity is the existence check.
+            let id: EntityID
+            if case .id(let direct) = reference.match { id = direct } else {
+                guard let found = try find(reference) else { continue }
+                id = found
+            }
+            if let record = try record(of: id, keys: names) { result[reference] = record }
         }
         return result
     }
@@ -167,7 +216,9 @@ public class EntityReadContext {
     /// Every entry of property `key` of the entity, oldest first (removals included; empty when
     /// the reference resolves to nothing).
     public func history(of reference: EntityReference, key: String) throws -> [PropertyEntry] {
-        guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return [] }
+        // An identifier needs no resolution: a missing or deleted entity has no entries.
+        let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
+        guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         let prefix = id.bytes + EntityLayout.encodedName(key)
         var entries: [PropertyEntry] = []
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
@@ -199,10 +250,7 @@ public class EntityReadContext {
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
         let (datestamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
-        return try value.withUnsafeBytes { raw in
-            var reader = OrderedKeyReader(raw)
-            return try PropertyEntry.decodeBody(from: &reader, datestamp: datestamp)
-        }
+        return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 
     // MARK: Queries

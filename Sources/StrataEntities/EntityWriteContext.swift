@@ -34,9 +34,17 @@ public final class EntityWriteContext: EntityReadContext {
         return tree
     }
 
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { pendingHeaders[id] ?? readHeaders[id] }
+
+    /// Headers read from the tree in this transaction: an operation looks an entity's header
+    /// up when it resolves the reference and again when it appends, one descent is enough.
+    private var readHeaders: [EntityID: RecordHeader] = [:]
+
     override func header(_ id: EntityID) throws -> RecordHeader? {
-        if let pending = pendingHeaders[id] { return pending }
-        return try super.header(id)
+        if let known = pendingHeader(id) { return known }
+        let header = try super.header(id)
+        if let header { readHeaders[id] = header }
+        return header
     }
 
     private func nextSequence() throws -> UInt64 {
@@ -139,7 +147,7 @@ public final class EntityWriteContext: EntityReadContext {
         pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, type: type)
         try write.put(EntityLayout.encodedName(type) + id.bytes, [], in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
-        for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id) }
+        for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
     }
 
     // MARK: Setting and removing
@@ -213,14 +221,16 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Appends `entry` to property `key` of entity `id` and keeps `latest` and the indexes exact.
-    func append(_ entry: PropertyEntry, key: String, to id: EntityID) throws {
+    /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
+    /// is no previous entry to look up.
+    func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
         let name = EntityLayout.encodedName(key)
         let idBytes = id.bytes
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
         // The previous current entry, read before the new one lands in its range.
-        let previous = try latest(id: idBytes, name: name)
+        let previous = isNew ? nil : try latest(id: idBytes, name: name)
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).

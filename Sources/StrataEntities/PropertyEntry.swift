@@ -31,11 +31,26 @@ extension PropertyEntry {
         if let value { EntityValueCoding.encode(value, into: &writer) } else { writer.writeByte(EntityValueCoding.tombstoneTag) }
     }
 
+    /// Decodes a stored body (the whole buffer).
+    static func decodeBody(_ raw: UnsafeRawBufferPointer, datestamp: Date) throws -> PropertyEntry {
+        // Most entries have no label: skip its empty encoding without building a string.
+        if raw.count >= 3 && raw[0] == 0 && raw[1] == 0 {
+            var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
+            return try decodeValue(from: &reader, datestamp: datestamp, label: nil)
+        }
+        var reader = OrderedKeyReader(raw)
+        return try decodeBody(from: &reader, datestamp: datestamp)
+    }
+
     static func decodeBody(from reader: inout OrderedKeyReader, datestamp: Date) throws -> PropertyEntry {
         let label = try reader.read(String.self)
+        return try decodeValue(from: &reader, datestamp: datestamp, label: label.isEmpty ? nil : label)
+    }
+
+    private static func decodeValue(from reader: inout OrderedKeyReader, datestamp: Date, label: String?) throws -> PropertyEntry {
         let tag = try reader.readByte(reading: "value tag")
         let value = tag == EntityValueCoding.tombstoneTag ? nil : try EntityValueCoding.decode(tag: tag, from: &reader)
         try reader.expectEnd()
-        return PropertyEntry(value, datestamp: datestamp, type: label.isEmpty ? nil : label)
+        return PropertyEntry(value, datestamp: datestamp, type: label)
     }
 }
