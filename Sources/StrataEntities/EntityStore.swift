@@ -23,20 +23,20 @@ import Synchronization
 public final class EntityStore<Access: StoreAccess>: Sendable {
     public let database: Database
     let registry = EntityKindRegistry()
-    /// Removes the store's directory on deinit (in-memory stores).
-    private let temporaryDirectory: String?
+    /// The typed store this one was opened from, if any: kept alive with it (an in-memory
+    /// store removes its directory when released).
+    private let store: Store<Access>?
     private let writeQueue = DispatchQueue(label: "strata.entities.write")
 
-    init(database: Database, temporaryDirectory: String?) {
+    init(database: Database, store: Store<Access>? = nil) {
         self.database = database
-        self.temporaryDirectory = temporaryDirectory
+        self.store = store
     }
 
-    deinit {
-        if let temporaryDirectory {
-            database.close()
-            try? FileManager.default.removeItem(atPath: temporaryDirectory)
-        }
+    /// The entity store in the same store as `store`'s typed datastores (it may share
+    /// transactions with nothing else, but lives beside them in the same files).
+    public convenience init(store: Store<Access>) {
+        self.init(database: store.database, store: store)
     }
 
     public var path: String { database.path }
@@ -117,25 +117,20 @@ extension EntityStore where Access == ReadWrite {
     /// Opens the store at `path` for writing, creating it if missing.
     /// - Throws: `StrataError` (e.g. `writerLocked` when another process writes it).
     public convenience init(at path: String, options: DatabaseOptions = DatabaseOptions()) throws {
-        self.init(database: try Database(path: path, mode: .readWrite, options: options), temporaryDirectory: nil)
+        self.init(database: try Database(path: path, mode: .readWrite, options: options), store: nil)
     }
 
     /// The entity store of an open read-write database (it may also hold typed datastores).
     /// - Throws: `EntityError.readOnly` when `database` was opened read-only.
     public convenience init(database: Database) throws {
         guard database.mode == .readWrite else { throw EntityError.readOnly(path: database.path) }
-        self.init(database: database, temporaryDirectory: nil)
+        self.init(database: database, store: nil)
     }
 
     /// A store in memory (a private directory on tmpfs when available, no syncs), removed when
     /// released: the same engine and API, for tests.
     public static func inMemory() throws -> EntityStore<ReadWrite> {
-        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        let directory = base + "/strata-entities-\(getpid())-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var options = DatabaseOptions()
-        options.durability = .none
-        return EntityStore(database: try Database(path: directory + "/store.strata", options: options), temporaryDirectory: directory)
+        EntityStore(store: try Store.inMemory())
     }
 
     /// Runs `body` in one write transaction: it commits as one generation when `body` returns
@@ -234,11 +229,11 @@ extension EntityStore where Access == ReadOnly {
     /// Opens an existing store for reading only. It sees every commit of the writer process
     /// without reopening; an empty store (no entity written yet) reads as empty.
     public convenience init(at path: String, mode: ReadOnlyMode, options: DatabaseOptions = DatabaseOptions()) throws {
-        self.init(database: try Database(path: path, mode: .readOnly, options: options), temporaryDirectory: nil)
+        self.init(database: try Database(path: path, mode: .readOnly, options: options), store: nil)
     }
 
     /// The entity store of an open database, read only.
     public convenience init(readingFrom database: Database) {
-        self.init(database: database, temporaryDirectory: nil)
+        self.init(database: database, store: nil)
     }
 }
