@@ -17,6 +17,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// Headers changed in this transaction, written once at the end.
     private var pendingHeaders: [EntityID: RecordHeader] = [:]
     private var changes: [EntityID: EntityChange] = [:]
+    /// The entities this transaction created (by get-or-create references or imports).
+    public private(set) var createdEntities: Set<EntityID> = []
     /// While an import runs, the targets of relationships that became current: they are checked
     /// at its end, because a document may name an entity before the entry that creates it.
     var deferredTargets: Set<EntityID>?
@@ -147,6 +149,7 @@ public final class EntityWriteContext: EntityReadContext {
         pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, type: type)
         try write.put(EntityLayout.encodedName(type) + id.bytes, [], in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
+        createdEntities.insert(id)
         for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
     }
 

@@ -19,7 +19,10 @@ struct Person: EntityKind {
         store.register(Person.self)
         let ada = EntityReference.named("Ada", ofType: "person").createIfMissing(with: ["born": 1815])
         let book = EntityReference.new("book", with: ["title": "Notes"])
-        let bookID = try await store.relate([book], key: "author", to: ada)
+        let (bookID, created) = try await store.write { tx in
+            (try tx.relate([book], key: "author", to: ada), tx.createdEntities.count)
+        }
+        #expect(created == 2)
         let ids = try await store.resolve([ada, book])
         #expect(ids[ada] == bookID)
         // Initial properties are ignored when she exists.

@@ -60,8 +60,8 @@ final class StrataEntityBenchStore: EntityBenchStore {
     func resolve(names: ArraySlice<String>, datestamp: Double) throws -> Int {
         let references = names.map { EntityReference.named($0, ofType: "item").createIfMissing() }
         return try store.writeNow(at: Date(timeIntervalSinceReferenceDate: datestamp)) { tx in
-            let existing = try tx.existing(references).count
-            return try tx.resolve(references).count - existing
+            try tx.resolve(references)
+            return tx.createdEntities.count
         }
     }
 
