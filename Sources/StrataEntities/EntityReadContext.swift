@@ -11,8 +11,9 @@ import StrataCore
 public class EntityReadContext {
     let transaction: Transaction
     let registry: EntityKindRegistry
-    /// Tree handles of this transaction; nil values remember trees that do not exist yet.
-    private var openedTrees: [String: Tree?] = [:]
+    /// Tree handles of this transaction; nil remembers a tree that does not exist yet. A short
+    /// list: the names are the layout's constants, which compare equal at their first word.
+    private var openedTrees: [(name: String, tree: Tree?)] = []
     /// References resolved in this transaction (see `EntityReference`).
     var resolved: [EntityReference.Identity: EntityID] = [:]
 
@@ -27,13 +28,15 @@ public class EntityReadContext {
     var maximumKeySize: Int { transaction.database.maximumKeySize }
 
     func tree(_ name: String) throws -> Tree? {
-        if let cached = openedTrees[name] { return cached }
+        for opened in openedTrees where opened.name == name { return opened.tree }
         let tree = try transaction.treeIfPresent(name)
-        openedTrees.updateValue(tree, forKey: name)
+        openedTrees.append((name, tree))
         return tree
     }
 
-    func remember(_ tree: Tree, named name: String) { openedTrees.updateValue(tree, forKey: name) }
+    func remember(_ tree: Tree, named name: String) {
+        if let index = openedTrees.firstIndex(where: { $0.name == name }) { openedTrees[index].tree = tree } else { openedTrees.append((name, tree)) }
+    }
 
     // MARK: Records and entries
 
@@ -147,6 +150,8 @@ public class EntityReadContext {
     /// The entity `reference` denotes, or nil; never creates one.
     /// - Throws: `EntityError.ambiguousReference` when a property match finds several.
     func find(_ reference: EntityReference) throws -> EntityID? {
+        // An identifier is checked, not memoized: its header lookup is the whole resolution.
+        if case .id(let id) = reference.match { return try liveHeader(id) == nil ? nil : id }
         if let known = resolved[reference.identity] { return known }
         let found: EntityID?
         switch reference.match {
