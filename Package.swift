@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "StrataCore", targets: ["StrataCore"]),
         .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataEntities", targets: ["StrataEntities"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
         // The engine-neutral benchmark harness, shared with Tools/PeerBench (LMDB, SQLite).
@@ -21,16 +22,20 @@ let package = Package(
         .target(name: "CStrataSystem", path: "Sources/CStrataSystem"),
         // Typed layer: formats, indexes, coders, datastores, observation.
         .target(name: "Strata", dependencies: ["StrataCore"], path: "Sources/Strata"),
-        .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore"], path: "Tools/strata", exclude: ["README.md"]),
+        // Schema-less entities with property history, relationships and get-or-create references.
+        .target(name: "StrataEntities", dependencies: ["Strata", "StrataCore"], path: "Sources/StrataEntities"),
+        .executableTarget(name: "strata", dependencies: ["Strata", "StrataCore", "StrataEntities"], path: "Tools/strata", exclude: ["README.md"]),
         // Benchmark workloads written against a KVStore protocol; no dependency on the engine.
         .target(name: "StrataBenchKit", path: "Tools/StrataBenchKit"),
-        .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataBenchKit"], path: "Tools/strata-bench"),
+        .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataBenchKit"], path: "Tools/strata-bench"),
         // Child process used by the multi-process tests (tests never fork the test process).
-        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataTestFixtures"], path: "Tools/strata-child"),
+        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataTestFixtures"], path: "Tools/strata-child"),
         // Formats and helpers shared by the tests and strata-child.
         .target(name: "StrataTestFixtures", dependencies: ["Strata"], path: "Tests/StrataTestFixtures"),
         .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests",
                     exclude: ["README.md"]),
+        .testTarget(name: "StrataEntitiesTests", dependencies: ["StrataEntities", "Strata", "StrataCore", "StrataTestFixtures", "strata-child", "strata"],
+                    path: "Tests/StrataEntitiesTests"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataCore", "StrataTestFixtures", "strata-child", "strata"], path: "Tests/StrataTests"),
     ],
     swiftLanguageModes: [.v6]

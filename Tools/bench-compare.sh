@@ -6,6 +6,7 @@
 # usage: Tools/bench-compare.sh [WORKLOAD ...] [--records N] [--batch B] [--duration S]
 #                               [--sync-commits N] [--notify-commits N] [--dir DIR] ...
 #   All arguments go unchanged to strata-bench and to peer-bench (do not pass --engine).
+#   `entities` runs the entity-store workloads (Strata and SQLite only).
 # environment:
 #   RESULTS=FILE        JSON lines output (default /tmp/strata-bench-results.jsonl);
 #                       the markdown table is also written next to it as FILE minus .jsonl plus .md
@@ -195,7 +196,7 @@ if any(e == "mdbx" for e, _ in results):
     engines.append("mdbx")
 if any(e == "sqlite-defaults" for e, _ in results):
     engines.append("sqlite-defaults")
-peers = ["lmdb"] + (["mdbx"] if "mdbx" in engines else [])
+peers = ["lmdb", "sqlite"] + (["mdbx"] if "mdbx" in engines else [])
 print("| workload | " + " | ".join(engines) + " | " + " | ".join(f"strata/{p}" for p in peers) + " |")
 print("|---|" + "---:|" * (len(engines) + len(peers)))
 for label, w, field in rows:
@@ -203,7 +204,7 @@ for label, w, field in rows:
     s = vals[0]
     ratios = []
     for p in peers:
-        l = vals[engines.index(p)]
+        l = vals[engines.index(p)] if p in engines else None
         ratios.append(f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–")
     print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + " | " + " | ".join(ratios) + " |")
 print()

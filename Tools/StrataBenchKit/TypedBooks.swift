@@ -82,16 +82,10 @@ public struct TypedWorkload {
     }
 
     private func report(_ workload: String, ops: Int, seconds: Double, _ extra: String = "") {
-        let line = "{\"engine\":\"\(engine)\",\"workload\":\"\(workload)\",\"records\":\(records),\"ops\":\(ops),"
-            + "\"seconds\":\(JSONValue.number(seconds, decimals: 6)),\"ops_per_sec\":\(JSONValue.number(Double(ops) / seconds))\(extra)}"
-        Sys.out(line)
+        reportWorkload(engine: engine, workload: workload, records: records, ops: ops, seconds: seconds, extra: extra)
     }
 
-    private func time(_ body: () throws -> Void) rethrows -> Double {
-        let start = Sys.monoNanos()
-        try body()
-        return Double(Sys.monoNanos() - start) / 1e9
-    }
+    private func time(_ body: () throws -> Void) rethrows -> Double { try secondsTaken(body) }
 
     public func run() throws {
         var mix = SplitMix64(seed: 7)

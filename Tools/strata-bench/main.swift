@@ -15,5 +15,6 @@ let typedEngines: [(name: String, open: BookStoreOpener)] = [
     ("strata", { try StrataBookStore(path: $0, durability: $1) }),
     ("strata+checksums", { try StrataBookStore(path: $0, durability: $1, verifyChecksums: true) }),
 ]
+if EntityWorkload.runIfAsked(arguments: &arguments, engines: [("strata", { try StrataEntityBenchStore(path: $0, durability: $1) })]) { exit(0) }
 if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
 BenchMain.run(engines: [StrataStore.self], arguments: arguments)

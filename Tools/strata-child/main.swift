@@ -151,7 +151,8 @@ do {
         while ChangeMonitor.shared.isRunning && waited < 5000 { usleep(1000); waited += 1 }
         say("after \(ChangeMonitor.shared.isRunning) \(ChangeMonitor.shared.subscriberCount)")
     default:
-        if try !runFaultRole(role, arguments), try !runGroupRole(role, arguments), try await !runTypedRole(role, arguments) {
+        if try !runFaultRole(role, arguments), try !runGroupRole(role, arguments), try await !runTypedRole(role, arguments),
+           try await !runEntityRole(role, arguments) {
             fail("unknown role \(role)")
         }
     }

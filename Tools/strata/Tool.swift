@@ -21,7 +21,7 @@ enum Tool {
     /// Every command, in the order `strata help` lists them.
     static var commands: [any Command.Type] {
         [StatCommand.self, CheckCommand.self, DumpCommand.self, LoadCommand.self, CopyCommand.self,
-         ReadersCommand.self, WatchCommand.self, DemoCommand.self, DemoWriterCommand.self, DemoWorkerCommand.self]
+         ReadersCommand.self, WatchCommand.self, EntitiesCommand.self, DemoCommand.self, DemoWriterCommand.self, DemoWorkerCommand.self]
     }
 
     static let overview = """

@@ -20,6 +20,8 @@ if arguments == ["--mdbx-version"] {
         exit(1)
     }
 }
+// The entity workloads (`entities`) on SQLite only: LMDB has no entity layer to compare.
+if EntityWorkload.runIfAsked(arguments: &arguments, engines: [("sqlite", { SQLiteEntityStore(path: $0, durability: $1) })]) { exit(0) }
 if TypedWorkload.runIfAsked(arguments: &arguments, engines: typedEngines) { exit(0) }
 // mdbx runs only when asked for (`--engine mdbx`): `all` stays LMDB and SQLite, which need no download.
 let engines: [any KVStore.Type] = arguments.contains("mdbx") ? [MDBXStore.self] : [LMDBStore.self, SQLiteStore.self]

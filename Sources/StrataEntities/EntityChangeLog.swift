@@ -1,0 +1,101 @@
+import Foundation
+import Strata
+import StrataCore
+
+/// What one commit did to one entity.
+public struct EntityChange: Hashable, Sendable {
+    public enum Kind: UInt8, Sendable {
+        case created = 1
+        case updated = 2
+        case deleted = 3
+    }
+
+    public var kind: Kind
+    /// The property keys that got new entries (values or removals).
+    public var keys: Set<String>
+
+    public init(kind: Kind, keys: Set<String> = []) {
+        self.kind = kind
+        self.keys = keys
+    }
+
+    /// This change followed by `later` in the same commit: created stays created (unless
+    /// deleted), deleted wins, keys accumulate.
+    mutating func absorb(_ later: EntityChange) {
+        switch (kind, later.kind) {
+        case (_, .deleted): kind = .deleted
+        case (.created, _): break
+        default: kind = later.kind
+        }
+        keys.formUnion(later.keys)
+    }
+}
+
+/// The changes of one commit of the entity store, as an observer in any process sees them.
+public struct EntityCommit: Sendable {
+    /// The generation (transaction id) that committed them.
+    public let generation: UInt64
+    public let changes: [EntityID: EntityChange]
+}
+
+/// The `entities.log` tree: one entry per committing transaction, key = its generation
+/// (big-endian), value = its changes: per entity `elementMarker`, the 16 id bytes, the kind,
+/// then each key as `elementMarker` + ordered string, ending with `arrayEnd`; the list ends with
+/// `arrayEnd`. Observers read the entries after the generation they have reported.
+///
+/// Entries older than `retention` generations and than every live reader are trimmed (an
+/// observer holds a snapshot at the generation it has reported, so it never loses entries it
+/// still needs), a batch at a time so the log's first page is not rewritten on every commit.
+enum EntityChangeLog {
+    static let retention: UInt64 = 1024
+    static let trimBatch: UInt64 = 64
+    static let trimLimit = 16384
+
+    static func encode(_ changes: [EntityID: EntityChange]) -> [UInt8] {
+        var writer = OrderedKeyWriter(reservingCapacity: changes.count * 32)
+        for (id, change) in changes {
+            writer.writeByte(EntityValueCoding.elementMarker)
+            writer.write(id.uuid)
+            writer.writeByte(change.kind.rawValue)
+            for key in change.keys {
+                writer.writeByte(EntityValueCoding.elementMarker)
+                writer.write(key)
+            }
+            writer.writeByte(EntityValueCoding.arrayEnd)
+        }
+        writer.writeByte(EntityValueCoding.arrayEnd)
+        return writer.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [EntityID: EntityChange] {
+        var reader = OrderedKeyReader(bytes)
+        var changes: [EntityID: EntityChange] = [:]
+        while try reader.readByte(reading: "log entry marker") == EntityValueCoding.elementMarker {
+            let id = EntityID(try reader.read(UUID.self))
+            let raw = try reader.readByte(reading: "change kind")
+            guard let kind = EntityChange.Kind(rawValue: raw) else { throw EntityError.corrupt(reason: "change kind \(raw) in the log") }
+            var keys = Set<String>()
+            while try reader.readByte(reading: "log key marker") == EntityValueCoding.elementMarker { keys.insert(try reader.read(String.self)) }
+            changes[id] = EntityChange(kind: kind, keys: keys)
+        }
+        return changes
+    }
+
+    static func key(_ generation: UInt64) -> [UInt8] { withUnsafeBytes(of: generation.bigEndian) { Array($0) } }
+
+    /// Appends the commit's changes and trims entries no observer can still need.
+    static func append(_ changes: [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
+        let generation = transaction.transactionID
+        try transaction.put(key(generation), encode(changes), in: log)
+        let cursor = try transaction.cursor(log)
+        guard try cursor.first() else { return }
+        let first = try cursor.key()
+        guard first.count == 8 else { throw EntityError.corrupt(reason: "log key of \(first.count) bytes") }
+        let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        // Cheap test first: nothing can be due yet whatever the readers hold.
+        guard generation > oldest &+ retention &+ trimBatch else { return }
+        let horizon = min(transaction.database.oldestReaderSnapshot ?? generation, generation)
+        guard horizon > retention, horizon - retention > oldest &+ trimBatch else { return }
+        try transaction.deleteLeading(before: key(horizon - retention), in: log, limit: trimLimit)
+    }
+}

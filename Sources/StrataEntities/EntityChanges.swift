@@ -1,0 +1,77 @@
+import Strata
+import StrataCore
+
+/// The commits of the entity store, from any process, as they happen: one `EntityCommit` per
+/// committed write (which entities were created, updated or deleted, and which keys).
+///
+/// How it works: every entity write transaction appends its changes to the `entities.log` tree.
+/// The process's change poller (`Database.changes(trees:)`, futex-free) reports commits that
+/// touched that tree; the iterator then reads the log entries after the generation it has
+/// reported. It holds a read snapshot at that generation, which keeps the writer from trimming
+/// entries it still needs (see `EntityChangeLog`).
+public struct EntityChanges: AsyncSequence {
+    public typealias Element = EntityCommit
+    let database: Database
+    let schedule: PollingSchedule
+
+    public func makeAsyncIterator() -> Iterator { Iterator(database: database, schedule: schedule) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let database: Database
+        private var streamIterator: ChangeStream.AsyncIterator?
+        private var snapshot: ReadTransaction?
+        private var buffered: [EntityCommit] = []
+        private var failure: Error?
+
+        init(database: Database, schedule: PollingSchedule) {
+            self.database = database
+            do {
+                streamIterator = try database.changes(trees: [EntityLayout.log], schedule: schedule).makeAsyncIterator()
+                snapshot = try database.beginRead()
+            } catch {
+                failure = error
+            }
+        }
+
+        public mutating func next() async throws -> EntityCommit? {
+            if let failure { throw failure }
+            while buffered.isEmpty {
+                guard await streamIterator?.next() != nil else {
+                    snapshot?.end()
+                    return nil
+                }
+                try collect()
+            }
+            return buffered.removeFirst()
+        }
+
+        private mutating func collect() throws {
+            guard let old = snapshot else { return }
+            let new = try database.beginRead()
+            guard new.generation > old.generation else { return new.end() }
+            if let log = try new.treeIfPresent(EntityLayout.log) {
+                try new.scan(log, from: EntityChangeLog.key(old.generation + 1)) { key, value in
+                    guard key.count == 8 else { throw EntityError.corrupt(reason: "log key of \(key.count) bytes") }
+                    let generation = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    buffered.append(EntityCommit(generation: generation, changes: try value.withUnsafeBytes { try EntityChangeLog.decode($0) }))
+                    return true
+                }
+            }
+            old.end()
+            snapshot = new
+        }
+    }
+}
+
+extension EntityStore {
+    /// Every commit of entity changes from now on, by any process (see `EntityChanges`).
+    ///
+    /// ```swift
+    /// for try await commit in reader.changes() {
+    ///     for (id, change) in commit.changes { print(id, change.kind, change.keys) }
+    /// }
+    /// ```
+    public func changes(schedule: PollingSchedule = .standard) -> EntityChanges {
+        EntityChanges(database: database, schedule: schedule)
+    }
+}

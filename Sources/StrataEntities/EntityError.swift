@@ -1,0 +1,55 @@
+import StrataCore
+
+/// Every failure of the entity store that is not the engine's own (`StrataError`). Each case
+/// names what a person needs to fix it, and `description` says it in one sentence.
+public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A typed read asked for a property the entity does not have.
+    case unknownKey(entity: EntityID, key: String)
+    /// A typed read found a value of another kind.
+    case wrongValueType(entity: EntityID, key: String, expected: String, found: String)
+    /// A property key is longer than the store's key size allows (checked before anything is written).
+    case keyTooLong(key: String, bytes: Int, maximum: Int)
+    /// An entity type label is longer than the store's key size allows (checked before anything is written).
+    case typeLabelTooLong(label: String, bytes: Int, maximum: Int)
+    /// A property key or type label is empty.
+    case emptyName(what: String)
+    /// A reference that must denote one entity matches several.
+    case ambiguousReference(reference: String, matches: Int)
+    /// A reference matched nothing and carries no type to create the entity with.
+    case unresolvedReference(reference: String)
+    /// An entity is not of the type a custom kind expects.
+    case wrongEntityType(entity: EntityID, expected: String, found: String)
+    /// A write operation was given a database handle opened read-only.
+    case readOnly(path: String)
+    /// Bytes in the entity trees are not what this build writes (a foreign or damaged store).
+    case corrupt(reason: String)
+    /// An interchange document cannot be imported; the reason says where and why.
+    case invalidInterchange(reason: String)
+
+    public var description: String {
+        switch self {
+        case let .unknownKey(entity, key):
+            return "entity \(entity) has no property '\(key)'"
+        case let .wrongValueType(entity, key, expected, found):
+            return "property '\(key)' of entity \(entity) holds a \(found), not a \(expected)"
+        case let .keyTooLong(key, bytes, maximum):
+            return "property key '\(key.prefix(40))…' has \(bytes) encoded bytes; this store allows at most \(maximum) (nothing was written)"
+        case let .typeLabelTooLong(label, bytes, maximum):
+            return "type label '\(label.prefix(40))…' has \(bytes) encoded bytes; this store allows at most \(maximum) (nothing was written)"
+        case let .emptyName(what):
+            return "an empty \(what) is not allowed"
+        case let .ambiguousReference(reference, matches):
+            return "\(reference) matches \(matches) entities where exactly one is required; add a type or match a unique property"
+        case let .unresolvedReference(reference):
+            return "\(reference) matches no entity; give it a type (createIfMissing) to create one"
+        case let .wrongEntityType(entity, expected, found):
+            return "entity \(entity) is a '\(found)', not a '\(expected)'"
+        case let .readOnly(path):
+            return "the entity store at \(path) was opened read-only; open it read-write to change it"
+        case let .corrupt(reason):
+            return "the entity store is damaged or foreign: \(reason); run `strata check` and restore from a backup"
+        case let .invalidInterchange(reason):
+            return "cannot import the entity document: \(reason)"
+        }
+    }
+}

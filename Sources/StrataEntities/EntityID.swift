@@ -1,0 +1,40 @@
+import Foundation
+import Strata
+
+/// The identifier of an entity: a UUID, unique across every entity type of a store.
+///
+/// Identifiers sort by their 16 bytes (the order of `entities(ofType:)` results and of keys).
+public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    public let uuid: UUID
+
+    public init(_ uuid: UUID = UUID()) { self.uuid = uuid }
+
+    /// Parses the textual UUID form; nil if `string` is not one.
+    public init?(_ string: String) {
+        guard let uuid = UUID(uuidString: string) else { return nil }
+        self.uuid = uuid
+    }
+
+    public var description: String { uuid.uuidString }
+
+    public static func < (lhs: EntityID, rhs: EntityID) -> Bool { lhs.uuid < rhs.uuid }
+
+    public init(from decoder: any Decoder) throws {
+        uuid = try decoder.singleValueContainer().decode(UUID.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uuid)
+    }
+
+    /// The 16 raw bytes (the form used in every tree key).
+    var bytes: [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+
+    /// Reads 16 raw bytes at `offset` of `buffer` (the caller checked the length).
+    init(bytes buffer: UnsafeRawBufferPointer, at offset: Int) {
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
+        uuid = UUID(uuid: raw)
+    }
+}

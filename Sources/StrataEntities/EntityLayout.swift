@@ -1,0 +1,134 @@
+import Foundation
+import Strata
+import StrataCore
+
+/// The trees of an entity store and the byte layout of their keys and values. Every tree name
+/// starts with `entities.`, so an entity store can share a store with typed datastores.
+///
+/// | tree | key | value |
+/// |---|---|---|
+/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, type) |
+/// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
+/// | types | type, id | empty |
+/// | values | key, value, id | empty, or `truncatedMark` when the value was cut to fit |
+/// | references | target id, key, source id | empty |
+/// | log | generation | the commit's changes (see `EntityChangeLog`) |
+/// | meta | name | the next sequence number |
+///
+/// `id` is the 16 UUID bytes; `key` and `type` are ordered strings (escaped, terminated);
+/// `value` is `EntityValueCoding`; datestamps are ordered doubles; the sequence is a big-endian
+/// `UInt64` that grows with every entry ever written, so equal datestamps keep insertion order.
+///
+/// Why one `entries` tree for an entity's header and its whole history: everything about one
+/// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
+/// entry, the header's `modified`, and the lookup of the previous current value all land
+/// there), and reading an entity is one descent. The current value of a key is the last entry of
+/// its range (entries sort by datestamp, then sequence). The header's key sorts before every
+/// property of the entity: `headerName` is the encoding of the empty string, and property keys
+/// are never empty. `types`, `values` and `references` are derived: they follow from `entries`
+/// and every write keeps them exact in the same transaction.
+enum EntityLayout {
+    static let entries = "entities.entries"
+    /// The key part naming the header (the ordered encoding of "").
+    static let headerName: [UInt8] = [0, 0]
+    static let types = "entities.types"
+    static let values = "entities.values"
+    static let references = "entities.references"
+    static let log = "entities.log"
+    static let meta = "entities.meta"
+    static let sequenceName = "sequence"
+
+    static let truncatedMark: [UInt8] = [1]
+    /// Room kept in every key for the parts that are not the user's key or label (ids,
+    /// datestamp, sequence, and at least this many bytes of an indexed value).
+    static let reservedKeyBytes = 96
+
+    /// The longest encoded property key or type label allowed in a store with `maximumKeySize`.
+    static func maximumNameBytes(maximumKeySize: Int) -> Int { maximumKeySize - reservedKeyBytes }
+
+    /// The ordered encoding of a property key or type label.
+    static func encodedName(_ name: String) -> [UInt8] {
+        var writer = OrderedKeyWriter(reservingCapacity: name.utf8.count + 2)
+        writer.write(name)
+        return writer.bytes
+    }
+
+    static func datestampBytes(_ date: Date) -> [UInt8] { date.orderedKeyBytes }
+
+    static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
+
+    static func historyKey(id: [UInt8], name: [UInt8], datestamp: Date, sequence: UInt64) -> [UInt8] {
+        var key = id + name
+        key.reserveCapacity(key.count + 16)
+        var writer = OrderedKeyWriter(reservingCapacity: 16)
+        writer.write(datestamp)
+        writer.writeBigEndian(sequence)
+        key.append(contentsOf: writer.bytes)
+        return key
+    }
+
+    /// Decodes the datestamp and sequence that end a history key.
+    static func historyStamp(of key: UnsafeRawBufferPointer) throws -> (Date, UInt64) {
+        guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
+        var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...]))
+        return (try reader.read(Date.self), try reader.readBigEndian(UInt64.self))
+    }
+
+    /// The bytes of a `values` index key for `value`: the full encoding when it fits in the
+    /// room the key leaves, else its first bytes (then the entry is marked truncated and a
+    /// query compares the entity's stored value instead). Truncation keeps the order weakly
+    /// (a prefix of a smaller encoding is never greater), so range scans still find every match.
+    static func indexedValue(_ encoded: [UInt8], name: [UInt8], maximumKeySize: Int) -> (bytes: [UInt8], truncated: Bool) {
+        let room = maximumKeySize - name.count - 16
+        return encoded.count <= room ? (encoded, false) : (Array(encoded.prefix(room)), true)
+    }
+}
+
+/// The value of a `records` entry: whether the entity is live, its datestamps and type.
+/// A deleted entity keeps a header (so its identifier never comes back), nothing else.
+struct RecordHeader: Equatable {
+    var isDeleted: Bool
+    var created: Date
+    var modified: Date
+    var type: String
+
+    func encoded() -> [UInt8] {
+        var writer = OrderedKeyWriter(reservingCapacity: 24 + type.utf8.count)
+        writer.writeByte(isDeleted ? 1 : 0)
+        writer.write(created)
+        writer.write(modified)
+        writer.write(type)
+        return writer.bytes
+    }
+
+    init(isDeleted: Bool, created: Date, modified: Date, type: String) {
+        self.isDeleted = isDeleted
+        self.created = created
+        self.modified = modified
+        self.type = type
+    }
+
+    init(_ bytes: UnsafeRawBufferPointer) throws {
+        var reader = OrderedKeyReader(bytes)
+        let status = try reader.readByte(reading: "record status")
+        guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
+        isDeleted = status == 1
+        created = try reader.read(Date.self)
+        modified = try reader.read(Date.self)
+        type = try reader.read(String.self)
+        try reader.expectEnd()
+    }
+}
+
+/// The current entry of a property (the last of its history) with its sequence number.
+struct LatestEntry {
+    var entry: PropertyEntry
+    var sequence: UInt64
+
+    /// Decodes a history entry.
+    init(key: ByteView, value: ByteView) throws {
+        let (datestamp, sequence) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+        self.sequence = sequence
+        entry = try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+    }
+}

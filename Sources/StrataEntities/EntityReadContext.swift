@@ -1,0 +1,405 @@
+import Foundation
+import Strata
+import StrataCore
+
+/// One read transaction of an entity store: every read sees the same committed snapshot.
+/// Get one from `EntityStore.read`; the write context (`EntityWriteContext`) can do all of this
+/// too, seeing its own changes.
+///
+/// Bulk reads take lists of references and return dictionaries keyed by the reference the
+/// caller passed, holding only the entities that exist and only the properties asked for.
+public class EntityReadContext {
+    let transaction: Transaction
+    let registry: EntityKindRegistry
+    /// Tree handles of this transaction; nil remembers a tree that does not exist yet. A short
+    /// list: the names are the layout's constants, which compare equal at their first word.
+    private var openedTrees: [(name: String, tree: Tree?)] = []
+    /// References resolved in this transaction (see `EntityReference`).
+    var resolved: [EntityReference.Identity: EntityID] = [:]
+
+    init(transaction: Transaction, registry: EntityKindRegistry) {
+        self.transaction = transaction
+        self.registry = registry
+    }
+
+    /// The committed generation this snapshot reads (a write context: the one it builds on).
+    public var generation: UInt64 { transaction.generation }
+
+    var maximumKeySize: Int { transaction.database.maximumKeySize }
+
+    func tree(_ name: String) throws -> Tree? {
+        for opened in openedTrees where opened.name == name { return opened.tree }
+        let tree = try transaction.treeIfPresent(name)
+        openedTrees.append((name, tree))
+        return tree
+    }
+
+    func remember(_ tree: Tree, named name: String) {
+        if let index = openedTrees.firstIndex(where: { $0.name == name }) { openedTrees[index].tree = tree } else { openedTrees.append((name, tree)) }
+    }
+
+    // MARK: Records and entries
+
+    /// A header this transaction changed and has not written yet (write contexts only).
+    func pendingHeader(_ id: EntityID) -> RecordHeader? { nil }
+
+    func header(_ id: EntityID) throws -> RecordHeader? {
+        if let pending = pendingHeader(id) { return pending }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+        return try bytes.withUnsafeBytes { try RecordHeader($0) }
+    }
+
+    func liveHeader(_ id: EntityID) throws -> RecordHeader? {
+        guard let header = try header(id), !header.isDeleted else { return nil }
+        return header
+    }
+
+    /// The current (last) entry of property `name` of entity `id`, removals included.
+    func latest(id: [UInt8], name: [UInt8]) throws -> LatestEntry? {
+        guard let entries = try tree(EntityLayout.entries) else { return nil }
+        let prefix = id + name
+        var found: LatestEntry?
+        try transaction.scan(entries, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: true) { key, value in
+            found = try LatestEntry(key: key, value: value)
+            return false
+        }
+        return found
+    }
+
+    /// The current entry of every property of entity `id` (removals included), by key: one
+    /// scan of the entity's entries.
+    func latestEntries(id: [UInt8]) throws -> [(key: String, latest: LatestEntry)] {
+        guard let entries = try tree(EntityLayout.entries) else { return [] }
+        var latest: [(key: String, latest: LatestEntry)] = []
+        var lastName: [UInt8] = []
+        try transaction.scan(entries, from: EntityLayout.headerKey(id) + [0], to: OrderedKeyWriter.prefixUpperBound(of: id)) { key, value in
+            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
+            let name = Array(key[16..<(key.count - 16)])
+            let entry = try LatestEntry(key: key, value: value)
+            if name == lastName {
+                latest[latest.count - 1].latest = entry
+            } else {
+                let decoded = try name.withUnsafeBytes { raw -> String in
+                    var reader = OrderedKeyReader(raw)
+                    return try reader.read(String.self)
+                }
+                latest.append((decoded, entry))
+                lastName = name
+            }
+            return true
+        }
+        return latest
+    }
+
+    /// Entities with more entries than this are read key by key (a descent per key) instead
+    /// of by one scan over all their entries.
+    static let scanLimit = 128
+
+    /// The live entity `id` with the current entries of `keys` (all when nil), or nil.
+    ///
+    /// With keys, one forward scan over the entity's header and entries finds the last entry of
+    /// each key (one descent; the entries of a small entity share a leaf) and decodes only those;
+    /// an entity with a long history is read with one reverse lookup per key instead.
+    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
+        guard let entries = try tree(EntityLayout.entries) else { return nil }
+        let idBytes = id.bytes
+        var header = pendingHeader(id)
+        var properties: [String: PropertyEntry] = [:]
+        guard let keys else {
+            guard let header = try header ?? self.header(id), !header.isDeleted else { return nil }
+            for (key, latest) in try latestEntries(id: idBytes) where latest.entry.value != nil { properties[key] = latest.entry }
+            return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+        }
+        var last = [(key: ByteView, value: ByteView)?](repeating: nil, count: keys.count)
+        var seen = 0
+        var complete = true
+        try transaction.scan(entries, from: EntityLayout.headerKey(idBytes), to: OrderedKeyWriter.prefixUpperBound(of: idBytes)) { key, value in
+            if key.count == 18 {
+                if header == nil { header = try value.withUnsafeBytes { try RecordHeader($0) } }
+                return true
+            }
+            seen += 1
+            if seen > Self.scanLimit {
+                complete = false
+                return false
+            }
+            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
+            let name = key[16..<(key.count - 16)]
+            for index in keys.indices where keys[index].name.elementsEqual(name) {
+                last[index] = (key, value)
+                break
+            }
+            return true
+        }
+        guard let header, !header.isDeleted else { return nil }
+        for (index, (key, name)) in keys.enumerated() {
+            let latest: LatestEntry?
+            if complete {
+                latest = try last[index].map { try LatestEntry(key: $0.key, value: $0.value) }
+            } else {
+                latest = try self.latest(id: idBytes, name: name)
+            }
+            if let entry = latest?.entry, entry.value != nil { properties[key] = entry }
+        }
+        return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+    }
+
+    // MARK: Resolving references
+
+    /// The entity `reference` denotes, or nil; never creates one.
+    /// - Throws: `EntityError.ambiguousReference` when a property match finds several.
+    func find(_ reference: EntityReference) throws -> EntityID? {
+        // An identifier is checked, not memoized: its header lookup is the whole resolution.
+        if case .id(let id) = reference.match { return try liveHeader(id) == nil ? nil : id }
+        if let known = resolved[reference.identity] { return known }
+        let found: EntityID?
+        switch reference.match {
+        case .id(let id):
+            found = try liveHeader(id) == nil ? nil : id
+        case .property(let key, let value):
+            let matches = try matching(key: key, range: EntityValueRange(equalTo: value), type: reference.type, limit: 2, order: .ascending)
+            if matches.count > 1 {
+                let count = try matching(key: key, range: EntityValueRange(equalTo: value), type: reference.type, limit: nil, order: .ascending).count
+                throw EntityError.ambiguousReference(reference: reference.description, matches: count)
+            }
+            found = matches.first
+        }
+        if let found { resolved[reference.identity] = found }
+        return found
+    }
+
+    /// The entities the references denote, keyed by reference (those that resolve to nothing
+    /// are absent). Never creates entities; in a write context, `resolve` does.
+    /// - Throws: `EntityError.ambiguousReference` for a property match with several matches.
+    public func existing(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
+        var ids: [EntityReference: EntityID] = [:]
+        for reference in references { if let id = try find(reference) { ids[reference] = id } }
+        return ids
+    }
+
+    // MARK: Reading entities
+
+    /// The entities the references denote, with the current values of `keys` (all their
+    /// properties when nil). References that resolve to nothing are absent from the result.
+    ///
+    /// ```swift
+    /// let people = try tx.records([.named("Ada"), .id(grace)], keys: ["born"])
+    /// let born = try people[.named("Ada")]?.value("born", as: Int.self)
+    /// ```
+    public func records(_ references: [EntityReference], keys: [String]? = nil) throws -> [EntityReference: EntityRecord] {
+        let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
+        var result: [EntityReference: EntityRecord] = [:]
+        result.reserveCapacity(references.count)
+        for reference in references {
+            // An identifier needs no resolution: reading the entity is the existence check.
+            let id: EntityID
+            if case .id(let direct) = reference.match { id = direct } else {
+                guard let found = try find(reference) else { continue }
+                id = found
+            }
+            if let record = try record(of: id, keys: names) { result[reference] = record }
+        }
+        return result
+    }
+
+    /// One entity, or nil when the reference resolves to nothing.
+    public func record(_ reference: EntityReference, keys: [String]? = nil) throws -> EntityRecord? {
+        try records([reference], keys: keys)[reference]
+    }
+
+    /// The current value of `key` of the entity as `T`.
+    /// - Throws: `EntityError.unresolvedReference` when the reference denotes no entity,
+    ///   `unknownKey` when the property has no value, `wrongValueType` when it is of another kind.
+    public func value<T: EntityValueConvertible>(_ key: String, of reference: EntityReference, as type: T.Type = T.self) throws -> T {
+        guard let record = try record(reference, keys: [key]) else { throw EntityError.unresolvedReference(reference: reference.description) }
+        return try record.value(key, as: type)
+    }
+
+    // MARK: History
+
+    /// Every entry of property `key` of the entity, oldest first (removals included; empty when
+    /// the reference resolves to nothing).
+    public func history(of reference: EntityReference, key: String) throws -> [PropertyEntry] {
+        // An identifier needs no resolution: a missing or deleted entity has no entries.
+        let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
+        guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
+        let prefix = id.bytes + EntityLayout.encodedName(key)
+        var entries: [PropertyEntry] = []
+        try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
+            entries.append(try Self.entry(key: key, value: value))
+            return true
+        }
+        return entries
+    }
+
+    /// The entry of property `key` that was current at `date` (the newest at or before it), or
+    /// nil when there was none. A removal entry has a nil value. After `compactHistory(before:)`
+    /// dates before its cut-off see the newest entry kept from before it.
+    public func entry(of reference: EntityReference, key: String, asOf date: Date) throws -> PropertyEntry? {
+        guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return nil }
+        let prefix = id.bytes + EntityLayout.encodedName(key)
+        let bound = EntityLayout.historyKey(id: id.bytes, name: EntityLayout.encodedName(key), datestamp: date, sequence: .max)
+        var found: PropertyEntry?
+        try transaction.scan(history, from: prefix, to: bound, upperInclusive: true, reverse: true) { key, value in
+            found = try Self.entry(key: key, value: value)
+            return false
+        }
+        return found
+    }
+
+    /// The value property `key` had at `date` (nil when it had none or had been removed).
+    public func value(of reference: EntityReference, key: String, asOf date: Date) throws -> EntityValue? {
+        try entry(of: reference, key: key, asOf: date)?.value
+    }
+
+    static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
+        let (datestamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+        return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+    }
+
+    // MARK: Queries
+
+    /// Identifiers of the entities of `type`, in identifier order.
+    public func entities(ofType type: String, limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
+        guard let types = try tree(EntityLayout.types) else { return [] }
+        let prefix = EntityLayout.encodedName(type)
+        var ids: [EntityID] = []
+        guard limit.map({ $0 > 0 }) ?? true else { return [] }
+        try transaction.scan(types, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: order == .descending) { key, _ in
+            guard key.count == prefix.count + 16 else { throw EntityError.corrupt(reason: "type index key of \(key.count) bytes") }
+            ids.append(key.withUnsafeBytes { EntityID(bytes: $0, at: prefix.count) })
+            return limit.map { ids.count < $0 } ?? true
+        }
+        return ids
+    }
+
+    /// How many entities of `type` exist.
+    public func count(ofType type: String) throws -> Int { try entities(ofType: type).count }
+
+    /// Entities whose current value of `key` equals `value` (of `type`, when given), in
+    /// identifier order.
+    public func entities(where key: String, equals value: EntityValue, ofType type: String? = nil,
+                         limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
+        try matching(key: key, range: EntityValueRange(equalTo: value), type: type, limit: limit, order: order)
+    }
+
+    /// Entities whose current value of `key` lies in `range` (of `type`, when given), ordered by
+    /// that value, then identifier. Exact for every kind of value (see `EntityValue`'s order).
+    ///
+    /// ```swift
+    /// let thirties = try tx.entities(where: "age", in: EntityValueRange(30..<40), limit: 10)
+    /// ```
+    public func entities(where key: String, in range: EntityValueRange, ofType type: String? = nil,
+                         limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
+        try matching(key: key, range: range, type: type, limit: limit, order: order)
+    }
+
+    func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
+        guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
+        let name = EntityLayout.encodedName(key)
+        let lower = range.lower?.orderedBytes
+        let upper = range.upper?.orderedBytes
+        let maximum = maximumKeySize
+        let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
+        let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
+        // Entries whose indexed value was truncated share their index prefix, so within such a
+        // group the index order is by identifier, not value: a group is always read whole and
+        // the matches are sorted by (value, identifier) when any was truncated.
+        var found: [(encoded: [UInt8], id: EntityID)] = []
+        var sawTruncated = false
+        var lastIndexed: ArraySlice<UInt8> = []
+        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, mark in
+            guard key.count >= name.count + 17 else { throw EntityError.corrupt(reason: "value index key of \(key.count) bytes") }
+            let indexed = ArraySlice(key[name.count..<(key.count - 16)])
+            if let limit, found.count >= limit, indexed != lastIndexed { return false }
+            let id = key.withUnsafeBytes { EntityID(bytes: $0, at: key.count - 16) }
+            var encoded = Array(indexed)
+            if mark.count > 0 {
+                // A truncated entry: compare the entity's stored value.
+                guard let current = try latest(id: id.bytes, name: name)?.entry.value else {
+                    throw EntityError.corrupt(reason: "value index entry of \(id) without a current value")
+                }
+                encoded = current.orderedBytes
+                sawTruncated = true
+            }
+            if let lower, encoded.lexicographicallyPrecedes(lower) { return true }
+            if let upper {
+                let beyond = range.upperInclusive ? upper.lexicographicallyPrecedes(encoded) : !encoded.lexicographicallyPrecedes(upper)
+                if beyond { return true }
+            }
+            if let type, try liveHeader(id)?.type != type { return true }
+            found.append((encoded, id))
+            lastIndexed = indexed
+            return true
+        }
+        if sawTruncated {
+            func precedes(_ lhs: (encoded: [UInt8], id: EntityID), _ rhs: (encoded: [UInt8], id: EntityID)) -> Bool {
+                lhs.encoded == rhs.encoded ? lhs.id < rhs.id : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
+            }
+            found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
+        }
+        return Array(found.prefix(limit ?? found.count).map(\.id))
+    }
+
+    /// The properties of other entities whose current value refers to the entity (through
+    /// `key` only, when given): the reverse index, never a scan of the entities.
+    public func referrers(to reference: EntityReference, through key: String? = nil) throws -> [EntityLink] {
+        guard let id = try find(reference) else { return [] }
+        return try links(to: id, through: key)
+    }
+
+    func links(to id: EntityID, through key: String?) throws -> [EntityLink] {
+        guard let references = try tree(EntityLayout.references) else { return [] }
+        let prefix = id.bytes + (key.map(EntityLayout.encodedName) ?? [])
+        var links: [EntityLink] = []
+        try transaction.scan(references, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, _ in
+            links.append(try key.withUnsafeBytes { raw in
+                guard raw.count >= 34 else { throw EntityError.corrupt(reason: "reference index key of \(raw.count) bytes") }
+                var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[16..<(raw.count - 16)]))
+                let name = try reader.read(String.self)
+                try reader.expectEnd()
+                return EntityLink(source: EntityID(bytes: raw, at: raw.count - 16), key: name)
+            })
+            return true
+        }
+        return links
+    }
+
+    /// Every entity header (live and deleted), in identifier order: a pass over all entries.
+    func allHeaders() throws -> [(EntityID, RecordHeader)] {
+        guard let entries = try tree(EntityLayout.entries) else { return [] }
+        var headers: [(EntityID, RecordHeader)] = []
+        try transaction.scan(entries) { key, value in
+            if key.count == 18 {
+                headers.append((key.withUnsafeBytes { EntityID(bytes: $0, at: 0) }, try value.withUnsafeBytes { try RecordHeader($0) }))
+            }
+            return true
+        }
+        return headers
+    }
+
+    /// Every live entity's identifier, in identifier order.
+    public func allEntities() throws -> [EntityID] {
+        try allHeaders().filter { !$0.1.isDeleted }.map(\.0)
+    }
+}
+
+/// One property of one entity that refers to another entity.
+public struct EntityLink: Hashable, Sendable, CustomStringConvertible {
+    public let source: EntityID
+    public let key: String
+
+    public init(source: EntityID, key: String) {
+        self.source = source
+        self.key = key
+    }
+
+    public var description: String { "\(source).\(key)" }
+}
+
+/// The order of query results.
+public enum EntityOrder: Sendable {
+    case ascending
+    case descending
+}

@@ -1,0 +1,154 @@
+import Foundation
+
+/// The value of a property: one of a fixed set of kinds, arrays of them, or a relationship (a
+/// reference to another entity by its identifier).
+///
+/// Literals work where a value is expected: `["name": "Ada", "born": 1815, "tags": ["math"]]`.
+///
+/// Values are ordered first by kind (bool < int < double < date < string < data < uuid <
+/// entity < array), then by the kind's own order (numbers numerically, strings by the UTF-8
+/// bytes of their NFC form, arrays element by element). This is the order of the value index,
+/// so range queries are exact for every kind; a range whose bounds are of one kind matches
+/// only values of that kind. Equality is the same: equal encodings.
+public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible {
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case date(Date)
+    case string(String)
+    case data(Data)
+    case uuid(UUID)
+    /// A relationship: the entity with this identifier.
+    case entity(EntityID)
+    case array([EntityValue])
+
+    /// The kind's name, as errors and the interchange format spell it.
+    public var kindName: String {
+        switch self {
+        case .bool: "bool"
+        case .int: "int"
+        case .double: "double"
+        case .date: "date"
+        case .string: "string"
+        case .data: "data"
+        case .uuid: "uuid"
+        case .entity: "entity"
+        case .array: "array"
+        }
+    }
+
+    /// Every entity this value refers to (itself, or the entity elements of an array).
+    public var referencedEntities: [EntityID] {
+        switch self {
+        case .entity(let id): [id]
+        case .array(let elements): elements.flatMap(\.referencedEntities)
+        default: []
+        }
+    }
+
+    /// Equality is the index's: equal encodings. So `.double(.nan) == .double(.nan)` (a stored
+    /// NaN is found again) and `.double(-0.0) != .double(0.0)`, and `.int(1) != .double(1)`.
+    public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool { lhs.orderedBytes == rhs.orderedBytes }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(orderedBytes) }
+
+    public static func < (lhs: EntityValue, rhs: EntityValue) -> Bool {
+        lhs.orderedBytes.lexicographicallyPrecedes(rhs.orderedBytes)
+    }
+
+    public var description: String {
+        switch self {
+        case .bool(let value): "\(value)"
+        case .int(let value): "\(value)"
+        case .double(let value): "\(value)"
+        case .date(let value): "\(value)"
+        case .string(let value): "\"\(value)\""
+        case .data(let value): "<\(value.count) bytes>"
+        case .uuid(let value): value.uuidString
+        case .entity(let id): "->\(id)"
+        case .array(let elements): "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        }
+    }
+}
+
+extension EntityValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+                       ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: EntityValue...) { self = .array(elements) }
+}
+
+/// A Swift type stored as one kind of `EntityValue`: what typed reads (`EntityRecord.value(_:as:)`)
+/// convert to, throwing `EntityError.wrongValueType` when the stored kind differs.
+public protocol EntityValueConvertible: Sendable {
+    var entityValue: EntityValue { get }
+    /// nil when `value` is of another kind.
+    init?(entityValue value: EntityValue)
+    /// The kind name used in errors.
+    static var entityKindName: String { get }
+}
+
+extension Bool: EntityValueConvertible {
+    public var entityValue: EntityValue { .bool(self) }
+    public init?(entityValue value: EntityValue) { guard case .bool(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "bool" }
+}
+
+extension Int: EntityValueConvertible {
+    public var entityValue: EntityValue { .int(self) }
+    public init?(entityValue value: EntityValue) { guard case .int(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "int" }
+}
+
+extension Double: EntityValueConvertible {
+    public var entityValue: EntityValue { .double(self) }
+    public init?(entityValue value: EntityValue) { guard case .double(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "double" }
+}
+
+extension Date: EntityValueConvertible {
+    public var entityValue: EntityValue { .date(self) }
+    public init?(entityValue value: EntityValue) { guard case .date(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "date" }
+}
+
+extension String: EntityValueConvertible {
+    public var entityValue: EntityValue { .string(self) }
+    public init?(entityValue value: EntityValue) { guard case .string(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "string" }
+}
+
+extension Data: EntityValueConvertible {
+    public var entityValue: EntityValue { .data(self) }
+    public init?(entityValue value: EntityValue) { guard case .data(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "data" }
+}
+
+extension UUID: EntityValueConvertible {
+    public var entityValue: EntityValue { .uuid(self) }
+    public init?(entityValue value: EntityValue) { guard case .uuid(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "uuid" }
+}
+
+extension EntityID: EntityValueConvertible {
+    public var entityValue: EntityValue { .entity(self) }
+    public init?(entityValue value: EntityValue) { guard case .entity(let v) = value else { return nil }; self = v }
+    public static var entityKindName: String { "entity" }
+}
+
+extension Array: EntityValueConvertible where Element: EntityValueConvertible {
+    public var entityValue: EntityValue { .array(map(\.entityValue)) }
+    public init?(entityValue value: EntityValue) {
+        guard case .array(let elements) = value else { return nil }
+        var converted: [Element] = []
+        converted.reserveCapacity(elements.count)
+        for element in elements {
+            guard let typed = Element(entityValue: element) else { return nil }
+            converted.append(typed)
+        }
+        self = converted
+    }
+    public static var entityKindName: String { "array of \(Element.entityKindName)" }
+}

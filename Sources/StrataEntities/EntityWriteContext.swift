@@ -1,0 +1,388 @@
+import Foundation
+import Strata
+import StrataCore
+
+/// The write transaction of an entity store: everything done through one context commits
+/// together when the `EntityStore.write` block returns, and nothing is written if it throws.
+/// Reads through it see its own changes.
+///
+/// Every entry written without an explicit datestamp gets `datestamp`, the time the
+/// transaction began; entries with equal datestamps keep the order they were written in.
+public final class EntityWriteContext: EntityReadContext {
+    let write: WriteTransaction
+    /// The datestamp of entries written without one.
+    public let datestamp: Date
+    private var sequence: UInt64?
+    private var sequenceChanged = false
+    /// Headers changed in this transaction, written once at the end.
+    private var pendingHeaders: [EntityID: RecordHeader] = [:]
+    private var changes: [EntityID: EntityChange] = [:]
+    /// The entities this transaction created (by get-or-create references or imports).
+    public private(set) var createdEntities: Set<EntityID> = []
+    /// While an import runs, the targets of relationships that became current: they are checked
+    /// at its end, because a document may name an entity before the entry that creates it.
+    var deferredTargets: Set<EntityID>?
+
+    init(transaction: WriteTransaction, registry: EntityKindRegistry, datestamp: Date) {
+        write = transaction
+        self.datestamp = datestamp
+        super.init(transaction: transaction, registry: registry)
+    }
+
+    func writableTree(_ name: String) throws -> Tree {
+        if let tree = try tree(name) { return tree }
+        let tree = try write.createTree(name)
+        remember(tree, named: name)
+        return tree
+    }
+
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { pendingHeaders[id] ?? readHeaders[id] }
+
+    /// Headers read from the tree in this transaction: an operation looks an entity's header
+    /// up when it resolves the reference and again when it appends, one descent is enough.
+    private var readHeaders: [EntityID: RecordHeader] = [:]
+
+    override func header(_ id: EntityID) throws -> RecordHeader? {
+        if let known = pendingHeader(id) { return known }
+        let header = try super.header(id)
+        if let header { readHeaders[id] = header }
+        return header
+    }
+
+    private func nextSequence() throws -> UInt64 {
+        let current: UInt64
+        if let sequence {
+            current = sequence
+        } else if let meta = try tree(EntityLayout.meta), let bytes = try write.get(EntityLayout.sequenceName, in: meta) {
+            guard bytes.count == 8 else { throw EntityError.corrupt(reason: "sequence of \(bytes.count) bytes") }
+            current = bytes.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        } else {
+            current = 0
+        }
+        sequence = current + 1
+        sequenceChanged = true
+        return current
+    }
+
+    private func note(_ id: EntityID, _ change: EntityChange) {
+        if changes[id] == nil { changes[id] = change } else { changes[id]!.absorb(change) }
+    }
+
+    /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
+    func finish() throws {
+        if !pendingHeaders.isEmpty {
+            let entries = try writableTree(EntityLayout.entries)
+            for (id, header) in pendingHeaders { try write.put(EntityLayout.headerKey(id.bytes), header.encoded(), in: entries) }
+        }
+        if sequenceChanged, let sequence {
+            try write.put(EntityLayout.sequenceName, withUnsafeBytes(of: sequence.bigEndian) { Array($0) }, in: try writableTree(EntityLayout.meta))
+        }
+        if !changes.isEmpty { try EntityChangeLog.append(changes, in: write, log: try writableTree(EntityLayout.log)) }
+    }
+
+    // MARK: Checks
+
+    /// Throws `EntityError` for an empty or over-long property key; nothing is written before.
+    func checkKey(_ key: String) throws {
+        guard !key.isEmpty else { throw EntityError.emptyName(what: "property key") }
+        let bytes = EntityLayout.encodedName(key).count
+        let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
+        guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
+    }
+
+    func checkTypeLabel(_ label: String) throws {
+        guard !label.isEmpty else { throw EntityError.emptyName(what: "entity type label") }
+        let bytes = EntityLayout.encodedName(label).count
+        let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
+        guard bytes <= maximum else { throw EntityError.typeLabelTooLong(label: label, bytes: bytes, maximum: maximum) }
+    }
+
+    /// Checks every name a reference may write (its type and initial keys) before anything is written.
+    func check(_ references: [EntityReference]) throws {
+        for reference in references {
+            if let type = reference.type { try checkTypeLabel(type) }
+            if case .property(let key, _) = reference.match { try checkKey(key) }
+            for key in reference.initialProperties.keys { try checkKey(key) }
+        }
+    }
+
+    // MARK: Resolving and creating
+
+    /// The entities the references denote, creating those that match nothing and say how
+    /// (`createIfMissing`, `new`). References that match nothing and cannot create are absent.
+    /// - Throws: `EntityError.ambiguousReference`; the size errors for names of created entities.
+    @discardableResult
+    public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
+        try check(references)
+        var ids: [EntityReference: EntityID] = [:]
+        for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
+        return ids
+    }
+
+    func resolveCreating(_ reference: EntityReference) throws -> EntityID? {
+        if let id = try find(reference) { return id }
+        guard reference.createsIfMissing else { return nil }
+        guard let type = reference.type else { throw EntityError.unresolvedReference(reference: reference.description) }
+        var properties = reference.initialProperties
+        let id: EntityID
+        switch reference.match {
+        case .id(let fixed):
+            // A deleted entity's identifier never comes back.
+            if try header(fixed) != nil { return nil }
+            id = fixed
+        case .property(let key, let value):
+            id = EntityID()
+            properties[key] = value
+        }
+        try create(id, type: type, properties: properties, at: datestamp)
+        resolved[reference.identity] = id
+        return id
+    }
+
+    /// The entity, which must exist (or be created by the reference).
+    func require(_ reference: EntityReference) throws -> EntityID {
+        guard let id = try resolveCreating(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
+        return id
+    }
+
+    func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
+        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, type: type)
+        try write.put(EntityLayout.encodedName(type) + id.bytes, [], in: try writableTree(EntityLayout.types))
+        note(id, EntityChange(kind: .created))
+        createdEntities.insert(id)
+        for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
+    }
+
+    // MARK: Setting and removing
+
+    /// Sets `properties` on every entity the references denote (creating those that say how),
+    /// appending one entry per property at `datestamp` (default: the transaction's).
+    /// Returns the entity of each reference.
+    /// - Throws: `EntityError.unresolvedReference` when a reference denotes nothing (or a value
+    ///   refers to an entity that does not exist); the size errors before anything is written.
+    @discardableResult
+    public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
+        try set(Dictionary(references.map { ($0, properties) }, uniquingKeysWith: { first, _ in first }), at: datestamp)
+    }
+
+    /// Sets different properties on each entity (see `set(_:of:at:)`).
+    @discardableResult
+    public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
+        for (reference, properties) in changes {
+            try check([reference])
+            for key in properties.keys { try checkKey(key) }
+        }
+        let stamp = datestamp ?? self.datestamp
+        var ids: [EntityReference: EntityID] = [:]
+        for (reference, properties) in changes {
+            let id = try require(reference)
+            for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+            ids[reference] = id
+        }
+        return ids
+    }
+
+    /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
+    /// properties, in the order given per key. For labels and explicit history.
+    @discardableResult
+    public func add(_ entries: [String: [PropertyEntry]], to reference: EntityReference) throws -> EntityID {
+        try check([reference])
+        for (key, list) in entries {
+            try checkKey(key)
+            for entry in list { if let type = entry.type { try checkTypeLabel(type) } }
+        }
+        let id = try require(reference)
+        for key in entries.keys.sorted() { for entry in entries[key]! { try append(entry, key: key, to: id) } }
+        return id
+    }
+
+    /// Sets `key` of every entity the references denote to a relationship with the entity
+    /// `target` denotes (both may be get-or-create references).
+    @discardableResult
+    public func relate(_ references: [EntityReference], key: String, to target: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
+        try check(references + [target])
+        try checkKey(key)
+        let targetID = try require(target)
+        try set([key: .entity(targetID)], of: references, at: datestamp)
+        return targetID
+    }
+
+    /// Removes `keys` from every entity the references denote: appends a removal entry to each
+    /// property that has a value (history is kept). Returns the entity of each reference.
+    @discardableResult
+    public func remove(_ keys: [String], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
+        for key in keys { try checkKey(key) }
+        var ids: [EntityReference: EntityID] = [:]
+        for reference in references {
+            guard let id = try find(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
+            for key in keys where try latest(id: id.bytes, name: EntityLayout.encodedName(key))?.entry.value != nil {
+                try append(PropertyEntry(nil, datestamp: datestamp ?? self.datestamp), key: key, to: id)
+            }
+            ids[reference] = id
+        }
+        return ids
+    }
+
+    /// Appends `entry` to property `key` of entity `id` and keeps `latest` and the indexes exact.
+    /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
+    /// is no previous entry to look up.
+    func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
+        let name = EntityLayout.encodedName(key)
+        let idBytes = id.bytes
+        let sequence = try nextSequence()
+        var body = OrderedKeyWriter(reservingCapacity: 32)
+        entry.encodeBody(into: &body)
+        // The previous current entry, read before the new one lands in its range.
+        let previous = isNew ? nil : try latest(id: idBytes, name: name)
+        let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
+        try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
+        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
+        if previous.map({ $0.entry.datestamp <= entry.datestamp }) ?? true {
+            // Only a current value must not dangle; an older entry may name a deleted entity
+            // (history imported from an export keeps those).
+            if let value = entry.value {
+                if deferredTargets != nil {
+                    deferredTargets!.formUnion(value.referencedEntities)
+                } else {
+                    for target in value.referencedEntities where try liveHeader(target) == nil {
+                        throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
+                    }
+                }
+            }
+            if let old = previous?.entry.value { try unindex(old, name: name, id: id) }
+            if let new = entry.value { try index(new, name: name, id: id) }
+        }
+        guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
+        if entry.datestamp > header.modified {
+            header.modified = entry.datestamp
+            pendingHeaders[id] = header
+        }
+        note(id, EntityChange(kind: .updated, keys: [key]))
+    }
+
+    private func valueIndexKey(_ value: EntityValue, name: [UInt8], id: EntityID) -> (key: [UInt8], truncated: Bool) {
+        let (bytes, truncated) = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: maximumKeySize)
+        return (name + bytes + id.bytes, truncated)
+    }
+
+    private func index(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
+        let (key, truncated) = valueIndexKey(value, name: name, id: id)
+        try write.put(key, truncated ? EntityLayout.truncatedMark : [], in: try writableTree(EntityLayout.values))
+        let targets = value.referencedEntities
+        if !targets.isEmpty {
+            let references = try writableTree(EntityLayout.references)
+            for target in Set(targets) { try write.put(target.bytes + name + id.bytes, [], in: references) }
+        }
+    }
+
+    private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
+        try write.delete(valueIndexKey(value, name: name, id: id).key, in: try writableTree(EntityLayout.values))
+        let targets = value.referencedEntities
+        if !targets.isEmpty {
+            let references = try writableTree(EntityLayout.references)
+            for target in Set(targets) { try write.delete(target.bytes + name + id.bytes, in: references) }
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the entities the references denote, with their whole history and index entries.
+    ///
+    /// The rule for relationships: every property of another entity whose current value refers
+    /// to a deleted entity gets a new entry without it, dated `datestamp` (or its current
+    /// entry's datestamp when that is later, so the new entry is the current one): a single relationship
+    /// becomes a removal, an array loses the element. The report lists those properties (and
+    /// the deleted entities); nothing is left dangling. A deleted entity's identifier keeps a
+    /// marker: a reference to it resolves to nothing and it is never created again.
+    @discardableResult
+    public func delete(_ references: [EntityReference], at datestamp: Date? = nil) throws -> EntityDeletionReport {
+        let stamp = datestamp ?? self.datestamp
+        var deleted: [EntityID] = []
+        var detached: [EntityLink] = []
+        for reference in references {
+            guard let id = try find(reference), var header = try liveHeader(id) else { continue }
+            try removeOwnData(of: id, type: header.type)
+            header.isDeleted = true
+            header.modified = stamp
+            pendingHeaders[id] = header
+            resolved = resolved.filter { $0.value != id }
+            note(id, EntityChange(kind: .deleted))
+            deleted.append(id)
+            for link in try links(to: id, through: nil) {
+                guard let current = try latest(id: link.source.bytes, name: EntityLayout.encodedName(link.key))?.entry,
+                      let value = current.value else { continue }
+                // Dated no earlier than the current entry, so it becomes the current one.
+                let remaining = value.removingReferences(to: id)
+                try append(PropertyEntry(remaining, datestamp: max(stamp, current.datestamp), type: current.type), key: link.key, to: link.source)
+                detached.append(link)
+            }
+        }
+        let gone = Set(deleted)
+        return EntityDeletionReport(deleted: deleted, detached: detached.filter { !gone.contains($0.source) })
+    }
+
+    /// Removes the entity's history, latest entries, index entries and type entry.
+    private func removeOwnData(of id: EntityID, type: String) throws {
+        let idBytes = id.bytes
+        let upper = OrderedKeyWriter.prefixUpperBound(of: idBytes)
+        for (key, latest) in try latestEntries(id: idBytes) {
+            if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id) }
+        }
+        // Every entry but the header (rewritten as deleted at the end of the transaction).
+        if let entries = try tree(EntityLayout.entries) {
+            var keys: [[UInt8]] = []
+            try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
+            for key in keys { try write.delete(key, in: entries) }
+        }
+        try write.delete(EntityLayout.encodedName(type) + idBytes, in: try writableTree(EntityLayout.types))
+    }
+
+    // MARK: Compaction
+
+    /// Drops superseded history: for every property, of its entries dated before `date` only
+    /// the newest is kept (it is the value as of `date`); entries from `date` on are all kept,
+    /// so the current value is never dropped. Returns how many entries were dropped.
+    @discardableResult
+    public func compactHistory(before date: Date) throws -> Int {
+        guard let history = try tree(EntityLayout.entries) else { return 0 }
+        var dropped: [[UInt8]] = []
+        var group: [UInt8] = []
+        var olderInGroup: [UInt8]?
+        try write.scan(history) { key, _ in
+            if key.count == 18 { return true } // a header
+            let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+            let prefix = Array(key[0..<(key.count - 16)])
+            if prefix != group {
+                group = prefix
+                olderInGroup = nil
+            }
+            if stamp < date {
+                if let superseded = olderInGroup { dropped.append(superseded) }
+                olderInGroup = key.bytes
+            }
+            return true
+        }
+        for key in dropped { try write.delete(key, in: history) }
+        return dropped.count
+    }
+}
+
+/// What `delete` did.
+public struct EntityDeletionReport: Hashable, Sendable {
+    /// The entities deleted (those that existed).
+    public let deleted: [EntityID]
+    /// Properties of remaining entities that referred to a deleted entity and got a new entry
+    /// without it (a removal, or an array without the element).
+    public let detached: [EntityLink]
+}
+
+extension EntityValue {
+    /// This value without references to `id`: nil when it is one, an array without those elements.
+    func removingReferences(to id: EntityID) -> EntityValue? {
+        switch self {
+        case .entity(let target): return target == id ? nil : self
+        case .array(let elements): return .array(elements.compactMap { $0.removingReferences(to: id) })
+        default: return self
+        }
+    }
+}

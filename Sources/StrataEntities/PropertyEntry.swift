@@ -1,0 +1,56 @@
+import Foundation
+import Strata
+
+/// One entry of a property's history: the value it was given (nil: the property was removed),
+/// when, and an optional semantic type label (what the value means, e.g. "email" for a string).
+///
+/// Entries are only ever added: setting a property appends one, removing it appends one with a
+/// nil value (a tombstone). The current value is the newest entry by datestamp; entries with
+/// the same datestamp keep the order in which they were added.
+public struct PropertyEntry: Hashable, Sendable {
+    /// The value, or nil for a removal.
+    public var value: EntityValue?
+    public var datestamp: Date
+    /// A semantic type label; nil when none was given.
+    public var type: String?
+
+    public init(_ value: EntityValue?, datestamp: Date, type: String? = nil) {
+        self.value = value
+        self.datestamp = datestamp
+        self.type = type
+    }
+
+    public var isRemoval: Bool { value == nil }
+}
+
+extension PropertyEntry {
+    /// Stored form: the label (ordered string, empty for none), then the tagged value or the
+    /// tombstone tag. The datestamp lives in the key (history) or in front (latest entries).
+    func encodeBody(into writer: inout OrderedKeyWriter) {
+        writer.write(type ?? "")
+        if let value { EntityValueCoding.encode(value, into: &writer) } else { writer.writeByte(EntityValueCoding.tombstoneTag) }
+    }
+
+    /// Decodes a stored body (the whole buffer).
+    static func decodeBody(_ raw: UnsafeRawBufferPointer, datestamp: Date) throws -> PropertyEntry {
+        // Most entries have no label: skip its empty encoding without building a string.
+        if raw.count >= 3 && raw[0] == 0 && raw[1] == 0 {
+            var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
+            return try decodeValue(from: &reader, datestamp: datestamp, label: nil)
+        }
+        var reader = OrderedKeyReader(raw)
+        return try decodeBody(from: &reader, datestamp: datestamp)
+    }
+
+    static func decodeBody(from reader: inout OrderedKeyReader, datestamp: Date) throws -> PropertyEntry {
+        let label = try reader.read(String.self)
+        return try decodeValue(from: &reader, datestamp: datestamp, label: label.isEmpty ? nil : label)
+    }
+
+    private static func decodeValue(from reader: inout OrderedKeyReader, datestamp: Date, label: String?) throws -> PropertyEntry {
+        let tag = try reader.readByte(reading: "value tag")
+        let value = tag == EntityValueCoding.tombstoneTag ? nil : try EntityValueCoding.decode(tag: tag, from: &reader)
+        try reader.expectEnd()
+        return PropertyEntry(value, datestamp: datestamp, type: label)
+    }
+}
