@@ -38,6 +38,10 @@ public final class Database: Sendable {
     let readers: ReaderTable
     /// How this handle's read snapshots keep the writer off their pages.
     let registration: SnapshotRegistration
+    /// Set when this handle verified the store at open (it was the first to open it, or the
+    /// writer) and a newer commit's meta named pages that were not all intact, so the store opened
+    /// at the commit before it. nil otherwise. See `SkippedCommit`.
+    public let skippedCommit: SkippedCommit?
     let writer: WriterSession?
     /// The newest generation's validated meta and catalog lookups, shared by read transactions.
     let snapshots = SnapshotCache()
@@ -114,10 +118,12 @@ public final class Database: Sendable {
         // open) are the newest meta's pages verified.
         let openedData = dataFile
         var verified: MetaPage?
+        var skipped: SkippedCommit?
         let verifyNewest = {
-            let meta = try MetaReader.newestMeta(of: openedData, storePath: path)
-            verified = meta
-            return meta
+            let choice = try MetaReader.choose(in: openedData, storePath: path)
+            verified = choice.meta
+            skipped = choice.skipped
+            return choice.meta
         }
         (lockFile, registration) = try LockFile.open(path: path + "/lock", mode: mode, requestedSlots: options.readerSlots,
                                                      pageSize: newest.pageSize, dataPath: dataPath, dataInode: inode,
@@ -132,6 +138,7 @@ public final class Database: Sendable {
             try WriterLock.acquire(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
             // A previous writer may have committed between our first look and the lock.
             let choice = try MetaReader.choose(in: dataFile, storePath: path)
+            skipped = choice.skipped ?? skipped
             fileSize = try dataFile.size()
             try MetaReader.checkLength(fileSize, of: choice.meta, storePath: path)
             newest = try WriterRecovery.prepare(dataFile, choice: choice, durability: options.durability)
@@ -144,6 +151,7 @@ public final class Database: Sendable {
             try MetaReader.checkLength(fileSize, of: verified ?? newest, storePath: path)
             writer = nil
         }
+        skippedCommit = skipped
         mapping = try FileMapping(file: dataFile, minimumLength: Int(fileSize))
         if mode == .readWrite { readers.reapDeadReaders() }
     }

@@ -43,10 +43,13 @@ import Testing
         let reader = try Database(path: dir.path, mode: .readOnly)
         #expect(reader.generation == 2)
         #expect(try reader.read { try content(of: $0) } == second)
+        // ...and says so: a rollback at open is never silent (it may hide damage after a sync).
+        #expect(reader.skippedCommit?.generation == 3)
         reader.close()
         // So does the writer, which wipes the rejected meta before it reuses its transaction id.
         let writer = try Database(path: dir.path)
         #expect(writer.generation == 2)
+        #expect(writer.skippedCommit?.generation == 3)
         #expect(try readFile(data, at: 4096, count: MetaPage.encodedSize).allSatisfy { $0 == 0 })
         try writer.write { tx in try tx.put("after", "recovery", in: try tx.tree("t")) }
         #expect(writer.generation == 3)
@@ -54,6 +57,7 @@ import Testing
         writer.close()
         let reopened = try Database(path: dir.path, mode: .readOnly)
         #expect(reopened.generation == 3)
+        #expect(reopened.skippedCommit == nil)
         #expect(try reopened.read { try $0.string("after", in: $0.tree("t")) } == "recovery")
     }
 

@@ -32,8 +32,9 @@ enum EntitiesCommand: Command {
             let document = try await store.exportJSON(arguments.flag("compact") ? .compact : .full)
             let output = arguments.string("output")
             let sink = try output.map { try ByteSink(creating: $0) } ?? ByteSink()
-            sink.append(String(decoding: document, as: UTF8.self) + "\n")
-            try sink.flush()
+            var bytes = [UInt8](document)
+            bytes.append(UInt8(ascii: "\n"))
+            try bytes.withUnsafeBytes { try sink.write($0) }
         case "import":
             let data: Data
             if let input = arguments.string("input") {

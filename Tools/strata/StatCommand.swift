@@ -34,6 +34,7 @@ enum StatCommand: Command {
         let age = Double(wallNanoseconds()) / 1e9 - Double(commitTime) / 1e9
         text += "generation   \(report.generation)"
         text += commitTime == 0 ? " (new store)\n" : ", committed \(timestamp(commitTime)) (\(duration(max(0, age))) ago)\n"
+        if let skipped = db.skippedCommit { text += "recovery     \(skipped)\n" }
         text += "file size    \(byteCount(fileSize)) (\(grouped(fileSize)) bytes)\n"
         text += "used size    \(byteCount(usedBytes)) (\(grouped(report.pageCount)) pages × \(report.pageSize))\n"
         // The walk counts the catalog's and the free list's own pages as tree pages too.

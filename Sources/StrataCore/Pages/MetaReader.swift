@@ -15,6 +15,9 @@ enum MetaReader {
     struct Choice {
         var meta: MetaPage
         var staleSlot: UInt64?
+        /// A newer meta that decoded but named pages that were not all intact: the commit the
+        /// store did not open at, reported to the user (`Database.skippedCommit`).
+        var skipped: SkippedCommit?
     }
 
     static func newestMeta(of file: PosixFile, storePath: String, verifying: Bool = true) throws -> MetaPage {
@@ -57,18 +60,20 @@ enum MetaReader {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the page size")
         }
         var rejected: [String] = []
+        var skipped: SkippedCommit?
         let ordered = candidates.sorted { $0.meta.transactionID > $1.meta.transactionID }
         for (index, candidate) in ordered.enumerated() {
             // A file too short for the last candidate left is reported as truncated (`checkLength`).
             let isLast = index == ordered.count - 1
             if verifying, let problem = try damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) {
                 rejected.append("generation \(candidate.meta.transactionID): \(problem)")
+                if skipped == nil { skipped = SkippedCommit(generation: candidate.meta.transactionID, reason: problem) }
                 continue
             }
             let chosen = candidate.meta
             let other = candidates.first { $0.slot != candidate.slot }?.meta
             let otherIsOlder = other.map { $0.transactionID < chosen.transactionID || ($0.transactionID == 0 && chosen.transactionID == 0) } ?? false
-            return Choice(meta: chosen, staleSlot: otherIsOlder ? nil : 1 - candidate.slot)
+            return Choice(meta: chosen, staleSlot: otherIsOlder ? nil : 1 - candidate.slot, skipped: skipped)
         }
         for failure in failures {
             if case .unsupportedVersion(let version) = failure {
