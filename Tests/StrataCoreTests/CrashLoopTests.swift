@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StrataCore
+import StrataTestFixtures
 
 /// A child writer commits continuously and is SIGKILLed at random moments. Every reopen must find a
 /// clean store whose content is exactly the state after some commit, never before an acknowledged one.
@@ -32,7 +33,7 @@ import Testing
                 #expect(counter >= lastCounter)
                 lastCounter = counter
                 var expected: [String: [UInt8]] = ["counter": Array(String(counter).utf8)]
-                for i in max(1, counter - 49)...max(1, counter) where counter > 0 { expected["item-\(i)"] = crashLoopItem(i) }
+                for i in max(1, counter - 49)...max(1, counter) where counter > 0 { expected["item-\(i)"] = CrashLoop.item(i) }
                 var actual: [String: [UInt8]] = [:]
                 try tx.scan(items) { key, value in
                     actual[String(decoding: key.bytes, as: UTF8.self)] = value.bytes
@@ -46,8 +47,3 @@ import Testing
     }
 }
 
-/// Mirrors `crashLoopItem` in strata-child.
-func crashLoopItem(_ i: Int) -> [UInt8] {
-    let length = i % 13 == 0 ? 6000 + i % 1000 : 40 + i % 90
-    return (0..<length).map { UInt8(truncatingIfNeeded: i &* 31 &+ $0) }
-}

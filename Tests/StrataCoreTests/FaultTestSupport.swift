@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StrataCore
+import StrataTestFixtures
 
 /// A bound for a randomized or long-running test: the environment variable if set, else `standard`
 /// (what `swift test` runs). See README.md, "Fault tolerance".
@@ -32,7 +33,7 @@ func content(of transaction: Transaction, skipping skipped: Set<String> = []) th
 func crashLoopContent(counter: Int) -> StoreContent {
     guard counter > 0 else { return [:] }
     var items: [[UInt8]: [UInt8]] = [Array("counter".utf8): Array(String(counter).utf8)]
-    for i in max(1, counter - 49)...counter { items[Array("item-\(i)".utf8)] = crashLoopItem(i) }
+    for i in max(1, counter - 49)...counter { items[Array("item-\(i)".utf8)] = CrashLoop.item(i) }
     return ["items": items]
 }
 

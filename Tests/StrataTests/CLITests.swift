@@ -246,7 +246,7 @@ import Testing
                 let items = try tx.tree("items")
                 let counter = Int(String(decoding: try #require(try tx.get("counter", in: items)).bytes, as: UTF8.self))!
                 var expected: [String: [UInt8]] = ["counter": Array(String(counter).utf8)]
-                for i in max(1, counter - 49)...counter { expected["item-\(i)"] = crashWriterItem(i) }
+                for i in max(1, counter - 49)...counter { expected["item-\(i)"] = CrashLoop.item(i) }
                 var actual: [String: [UInt8]] = [:]
                 try tx.scan(items) { key, value in
                     actual[String(decoding: key.bytes, as: UTF8.self)] = value.bytes
@@ -383,12 +383,6 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path))
     }
-}
-
-/// Mirrors `crashLoopItem` in strata-child: the value of item `i` of the crash-writer role.
-private func crashWriterItem(_ i: Int) -> [UInt8] {
-    let length = i % 13 == 0 ? 6000 + i % 1000 : 40 + i % 90
-    return (0..<length).map { UInt8(truncatingIfNeeded: i &* 31 &+ $0) }
 }
 
 /// A running executable whose stdout is read line by line as it arrives.

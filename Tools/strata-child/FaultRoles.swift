@@ -121,23 +121,12 @@ func killWriter(path: String, arguments: [String]) throws {
     let ballast = arguments.count > 6 ? (arguments[6] == "huge" ? 3_000_000 : arguments[6] == "grow" ? 100_000 : 0) : 0
     options.dataFileIO = { KillingIO(inner: $0, step: step, phase: phase, target: target) }
     let db = try Database(path: path, options: options)
-    var next = try db.read { tx -> Int in
-        guard let t = try tx.treeIfPresent("items"), let counter = try tx.get("counter", in: t) else { return 1 }
-        return Int(String(decoding: counter.bytes, as: UTF8.self))! + 1
-    }
+    var next = try CrashLoop.nextCommit(in: db)
     say("start \(next - 1)")
     // Bounded: a kill that never comes (a step this durability does not have) ends the run.
     for _ in 0..<400 {
         let i = next
-        try db.write { tx in
-            let t = try tx.openOrCreateTree("items")
-            try tx.put("counter", String(i), in: t)
-            try tx.put("item-\(i)", crashLoopItem(i), in: t)
-            try tx.delete("item-\(i - 50)", in: t)
-            if ballast > 0 {
-                try tx.put("ballast-\(i)", [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: ballast), in: try tx.openOrCreateTree("ballast"))
-            }
-        }
+        try CrashLoop.commit(i, to: db, ballast: ballast)
         say("committed \(i)")
         next += 1
     }

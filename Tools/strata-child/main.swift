@@ -2,6 +2,7 @@
 // this executable with a role and talk to it over stdin/stdout, one line per message.
 import Foundation
 import StrataCore
+import StrataTestFixtures
 
 /// One unbuffered line to the parent.
 func say(_ line: String) {
@@ -14,12 +15,6 @@ func fail(_ message: String) -> Never {
 }
 
 func value(_ view: ByteView?) -> String { view.map { String(decoding: $0.bytes, as: UTF8.self) } ?? "nil" }
-
-/// The content commit `i` of the crash-loop writer leaves: `counter = i` and items (i-49)...i.
-func crashLoopItem(_ i: Int) -> [UInt8] {
-    let length = i % 13 == 0 ? 6000 + i % 1000 : 40 + i % 90
-    return (0..<length).map { UInt8(truncatingIfNeeded: i &* 31 &+ $0) }
-}
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let role = arguments.first, arguments.count >= 2 else {
@@ -79,18 +74,10 @@ do {
         var options = DatabaseOptions()
         options.durability = durabilityArgument(arguments[2])
         let db = try Database(path: path, options: options)
-        var next = try db.read { tx -> Int in
-            guard let t = try tx.treeIfPresent("items"), let counter = try tx.get("counter", in: t) else { return 1 }
-            return Int(String(decoding: counter.bytes, as: UTF8.self))! + 1
-        }
+        var next = try CrashLoop.nextCommit(in: db)
         while true {
             let i = next
-            try db.write { tx in
-                let t = try tx.openOrCreateTree("items")
-                try tx.put("counter", String(i), in: t)
-                try tx.put("item-\(i)", crashLoopItem(i), in: t)
-                try tx.delete("item-\(i - 50)", in: t)
-            }
+            try CrashLoop.commit(i, to: db)
             say("committed \(i)")
             next += 1
         }

@@ -88,15 +88,22 @@ final class PosixFile: @unchecked Sendable {
     static let ofdSetLock: Int32 = 37 // F_OFD_SETLK
     static let ofdSetLockWait: Int32 = 38 // F_OFD_SETLKW
 
-    /// Tries to lock `length` bytes at `offset` without blocking. Returns false if another open
-    /// file description holds a conflicting lock.
-    func tryLock(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws -> Bool {
+    /// An OFD lock request of `type` (F_RDLCK, F_WRLCK, F_UNLCK) on `length` bytes at `offset`;
+    /// `l_pid` must be 0 for open-file-description locks.
+    private static func lockRequest(type: Int32, offset: Int64, length: Int64) -> flock {
         var request = flock()
-        request.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        request.l_type = Int16(type)
         request.l_whence = Int16(SEEK_SET)
         request.l_start = off_t(offset)
         request.l_len = off_t(length)
         request.l_pid = 0
+        return request
+    }
+
+    /// Tries to lock `length` bytes at `offset` without blocking. Returns false if another open
+    /// file description holds a conflicting lock.
+    func tryLock(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws -> Bool {
+        var request = PosixFile.lockRequest(type: exclusive ? F_WRLCK : F_RDLCK, offset: offset, length: length)
         while fcntl(descriptor, PosixFile.ofdSetLock, &request) != 0 {
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EACCES { return false }
@@ -113,12 +120,7 @@ final class PosixFile: @unchecked Sendable {
     /// here until the current writer's process closes its handle or dies. Never call it from the
     /// cooperative pool. An interrupted wait (EINTR) is resumed, not reported.
     func lockWaiting(offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws {
-        var request = flock()
-        request.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(offset)
-        request.l_len = off_t(length)
-        request.l_pid = 0
+        var request = PosixFile.lockRequest(type: exclusive ? F_WRLCK : F_RDLCK, offset: offset, length: length)
         while fcntl(descriptor, PosixFile.ofdSetLockWait, &request) != 0 {
             if errno == EINTR { continue }
             throw PosixFile.error("fcntl(F_OFD_SETLKW)", path)
@@ -134,12 +136,7 @@ final class PosixFile: @unchecked Sendable {
     /// (a pure query; works on a descriptor opened read-only). Which one the kernel reports
     /// when several overlap the range is unspecified.
     func conflictingLock(offset: Int64, length: Int64) throws -> (start: Int64, length: Int64)? {
-        var request = flock()
-        request.l_type = Int16(F_WRLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(offset)
-        request.l_len = off_t(length)
-        request.l_pid = 0
+        var request = PosixFile.lockRequest(type: F_WRLCK, offset: offset, length: length)
         while fcntl(descriptor, PosixFile.ofdGetLock, &request) != 0 {
             if errno == EINTR { continue }
             throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
@@ -148,12 +145,7 @@ final class PosixFile: @unchecked Sendable {
     }
 
     func unlock(offset: Int64, length: Int64 = 1) {
-        var request = flock()
-        request.l_type = Int16(F_UNLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(offset)
-        request.l_len = off_t(length)
-        request.l_pid = 0
+        var request = PosixFile.lockRequest(type: F_UNLCK, offset: offset, length: length)
         while fcntl(descriptor, PosixFile.ofdSetLock, &request) != 0 && errno == EINTR {}
     }
 }
