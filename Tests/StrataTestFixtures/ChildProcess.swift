@@ -18,13 +18,8 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         let inbox = self.inbox
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                inbox.state.withLock { $0.ended = true }
-                return
-            }
+        try process.run()
+        PipeReader.start(output.fileHandleForReading, received: { chunk in
             inbox.state.withLock { state in
                 state.partial.append(chunk)
                 while let newline = state.partial.firstIndex(of: 0x0A) {
@@ -32,13 +27,11 @@ public final class ChildProcess: @unchecked Sendable {
                     state.partial.removeSubrange(state.partial.startIndex...newline)
                 }
             }
-        }
-        try process.run()
+        }, ended: { inbox.state.withLock { $0.ended = true } })
     }
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        output.fileHandleForReading.readabilityHandler = nil
     }
 
     public var pid: Int32 { process.processIdentifier }

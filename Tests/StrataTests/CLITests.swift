@@ -399,9 +399,8 @@ final class LiveProcess {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         let lines = self.lines
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
+        try process.run()
+        PipeReader.start(output.fileHandleForReading, received: { chunk in
             lines.state.withLock { state in
                 state.partial.append(contentsOf: chunk)
                 while let newline = state.partial.firstIndex(of: 0x0A) {
@@ -409,8 +408,7 @@ final class LiveProcess {
                     state.partial.removeSubrange(...newline)
                 }
             }
-        }
-        try process.run()
+        }, ended: {})
     }
 
     deinit {
