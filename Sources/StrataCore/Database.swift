@@ -139,6 +139,14 @@ public final class Database: Sendable {
             // A previous writer may have committed between our first look and the lock.
             let choice = try MetaReader.choose(in: dataFile, storePath: path)
             skipped = choice.skipped ?? skipped
+            // A commit is published only after its sync, so a published generation that no longer
+            // verifies was damaged on the disk since. Going back to the commit before it under the
+            // handles that have the store open would break their snapshots (the generation only
+            // grows; pages of the newer commit would be reused under a reader of it): refuse.
+            let published = lockFile.generation.pointee.load(ordering: .acquiring)
+            if choice.meta.transactionID < published {
+                throw StrataError.corruptMeta(path: path, reason: "commit \(published), which other handles of this store may be reading, no longer verifies (\(choice.skipped?.reason ?? "its meta is damaged")); once every handle is closed the store opens at commit \(choice.meta.transactionID) and reports the skip (Database.skippedCommit)")
+            }
             fileSize = try dataFile.size()
             try MetaReader.checkLength(fileSize, of: choice.meta, storePath: path)
             newest = try WriterRecovery.prepare(dataFile, choice: choice, durability: options.durability)

@@ -41,11 +41,15 @@ import Testing
     @Test func dataFileCutInsideTheNewestCommitOpensAtTheOneBefore() throws {
         let dir = try makeStore()
         let data = dir.path + "/data"
-        let db0 = try Database(path: dir.path)
-        let (generation, pageCount, pageSize) = try db0.read { ($0.generation, $0.pageCount, $0.database.pageSize) }
-        let expected = try db0.read { try content(of: $0) }
-        try db0.write { tx in try tx.put("grown", [UInt8](repeating: 7, count: 1 << 20), in: try tx.tree("t")) }
-        db0.close()
+        // The handle is gone before the file is cut (as after a crash): a store nobody has open
+        // is verified when it is opened.
+        let (generation, pageCount, pageSize, expected) = try { () throws -> (UInt64, UInt64, Int, StoreContent) in
+            let db0 = try Database(path: dir.path)
+            let (generation, pageCount, pageSize) = try db0.read { ($0.generation, $0.pageCount, $0.database.pageSize) }
+            let expected = try db0.read { try content(of: $0) }
+            try db0.write { tx in try tx.put("grown", [UInt8](repeating: 7, count: 1 << 20), in: try tx.tree("t")) }
+            return (generation, pageCount, pageSize, expected)
+        }()
         truncate(data, off_t(pageCount * UInt64(pageSize)))
         let db = try Database(path: dir.path)
         #expect(db.generation == generation)
@@ -55,10 +59,10 @@ import Testing
 
     @Test func corruptNewestMetaFallsBackToThePreviousCommit() throws {
         let dir = try makeStore()
-        let db0 = try Database(path: dir.path, mode: .readOnly)
-        let generation = db0.generation
-        let pageSize = db0.pageSize
-        db0.close()
+        let (generation, pageSize) = try { () throws -> (UInt64, Int) in
+            let db0 = try Database(path: dir.path, mode: .readOnly)
+            return (db0.generation, db0.pageSize)
+        }()
         // Flip a byte inside the newest meta (slot generation % 2).
         let offset = UInt64(Int(generation % 2) * pageSize + 60)
         let original = try read(dir.path + "/data", at: offset, count: 1)
@@ -200,16 +204,20 @@ import Testing
     /// commits would reuse it while the tree still points at it).
     @Test func aForgedOverflowPointerIsNotFreed() throws {
         let dir = TemporaryDirectory()
-        let db0 = try Database(path: dir.path)
-        try db0.write { tx in
-            try tx.put("big", [UInt8](repeating: 7, count: 10_000), in: try tx.openOrCreateTree("a"))
-            let b = try tx.openOrCreateTree("b")
-            for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(i)", in: b) }
-        }
-        let (leaf, victim, pageSize) = try db0.read { tx in
-            (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize)
-        }
-        db0.close()
+        let (leaf, victim, pageSize) = try { () throws -> (UInt64, UInt64, Int) in
+            let db0 = try Database(path: dir.path)
+            try db0.write { tx in
+                try tx.put("big", [UInt8](repeating: 7, count: 10_000), in: try tx.openOrCreateTree("a"))
+                let b = try tx.openOrCreateTree("b")
+                for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(i)", in: b) }
+            }
+            // A later commit elsewhere, so the leaf forged below is not one the newest commit
+            // wrote (opening would find that commit's pages altered and open at the one before).
+            try db0.write { tx in try tx.put("later", "commit", in: try tx.openOrCreateTree("c")) }
+            return try db0.read { tx in
+                (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize)
+            }
+        }()
         let data = dir.path + "/data"
         var page = try read(data, at: leaf * UInt64(pageSize), count: pageSize)
         // The leaf's one node (slot 0): u8 flags, u8, u16 key length, u32 value length, key, then

@@ -220,7 +220,7 @@ struct FuzzMutator {
         guard start + MetaPage.encodedSize + 8 * count <= bytes.count else { return }
         let transaction = load64(start + 48)
         let sum = bytes.withUnsafeBytes {
-            Checksum.hash($0.baseAddress! + start + MetaPage.encodedSize, count: 8 * count, seed: Checksum.seed ^ transaction)
+            Checksum.hash($0.baseAddress! + start + MetaPage.Offset.pageDigest, count: 8 + 8 * count, seed: Checksum.seed ^ transaction)
         }
         store64(sum, start + MetaPage.Offset.runChecksum)
     }

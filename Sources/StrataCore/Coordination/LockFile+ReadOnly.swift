@@ -16,7 +16,7 @@ extension LockFile {
                                         fileMode: fileMode, committedGeneration: committedGeneration)
             return (lockFile, .readerTable)
         } catch StrataError.io(operation: "open", _, let code) where mode == .readOnly && (code == EACCES || code == EPERM || code == EROFS) {
-            if let shared = try LockFile(readingOnly: path, dataInode: dataInode) {
+            if let shared = try LockFile(readingOnly: path, dataInode: dataInode, verifiedNewest: verifiedNewest) {
                 return (shared, .pins(SnapshotPins(file: shared.file)))
             }
             // Nobody can be writing (no usable lock file): the newest meta whose pages all verify.
@@ -28,8 +28,11 @@ extension LockFile {
     /// Joins the lock file through a read-only descriptor and a read-only mapping: it can follow
     /// the generation counter but never write. Nil if there is no lock file, or one that is not
     /// valid for this data file and that nobody has open (a writer would reset it; this handle
-    /// cannot).
-    private convenience init?(readingOnly path: String, dataInode: UInt64) throws {
+    /// cannot), or a valid one that nobody has open whose generation is not the data file's
+    /// newest verified commit (lock files are never synced: after a power loss the counter can
+    /// lag or lead the data file, and following it would wait forever for a meta that is not
+    /// there, or read a commit whose pages never arrived).
+    private convenience init?(readingOnly path: String, dataInode: UInt64, verifiedNewest: () throws -> MetaPage) throws {
         let file: PosixFile
         do {
             file = try PosixFile(path: path, flags: O_RDONLY)
@@ -44,6 +47,7 @@ extension LockFile {
             if try file.isLockedByOthers(offset: LockFile.openHandlesByte) { throw header.inUseMismatch(path: path) }
             return nil
         }
+        let alone = try !file.isLockedByOthers(offset: LockFile.openHandlesByte)
         // Holding the open-handles byte shared keeps a writer that opens later from resetting the
         // file (truncating it under this mapping would be a SIGBUS).
         guard try file.tryLock(offset: LockFile.openHandlesByte, exclusive: false) else {
@@ -51,6 +55,7 @@ extension LockFile {
         }
         let memory = try SharedMemory(file: file, length: LockFile.byteCount(slots: header.slots), writable: false)
         self.init(file: file, memory: memory, slotCount: header.slots)
+        if alone, generation.pointee.load(ordering: .acquiring) != (try verifiedNewest().transactionID) { return nil }
     }
 
     /// A private stand-in with the generation fixed at `generation` and no reader slots, for a

@@ -17,10 +17,16 @@ import Glibc
 ///     192 u64 commit time (nanoseconds since 1970)
 ///     200 u32 run count n (0: the commit's pages were synced before this meta; nothing to verify)
 ///     204 u32 reserved (0)
-///     208 u64 checksum of the run list (bytes 224..<224 + 8n, seeded by the transaction id)
+///     208 u64 checksum of the page digest and the run list (bytes 224..<232 + 8n, seeded by the
+///             transaction id)
 ///     216 u64 checksum of bytes 0..<216 (a later format must keep this field here, so that a
 ///             store written by a newer Strata is recognized and refused, never misread)
-///     224 n runs, u64 each: first page << 24 | page count. The pages this commit wrote, as
+///     224 u64 page digest: a hash of the stored checksums of the commit's pages, in page order
+///             (`MetaPage.digest`). Page number, transaction id and checksum alone do not tell
+///             this commit's page from one an abandoned attempt at the same transaction id wrote
+///             to the same place (a commit that failed or crashed before its meta; the id and
+///             page numbers are then reused); the digest does.
+///     232 n runs, u64 each: first page << 24 | page count. The pages this commit wrote, as
 ///         contiguous runs in page order (see `Database.persist`).
 ///
 /// A torn or bit-rotted meta fails a checksum; opening then uses the other one. Invariant: the
@@ -37,6 +43,8 @@ struct MetaPage: Equatable {
     var pageRuns: [PageRun] = []
     /// The format the meta was read in (1: written by an older Strata, upgraded by the next writer).
     var formatVersion: UInt32 = PageLayout.formatVersion
+    /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
+    var pageDigest: UInt64 = 0
 
     /// Bytes of the fixed part (everything but the run list).
     static let encodedSize = Offset.runList
@@ -59,7 +67,8 @@ struct MetaPage: Equatable {
         static let legacyChecksum = runCount
         static let runChecksum = runCount + 8
         static let checksum = runChecksum + 8
-        static let runList = checksum + 8
+        static let pageDigest = checksum + 8
+        static let runList = pageDigest + 8
     }
     static let checksumOffset = Offset.checksum
 
@@ -76,6 +85,18 @@ struct MetaPage: Equatable {
     /// The most pages a meta names: opening verifies them all, so this bounds the cost of opening
     /// (2 MiB read and checksummed). A larger commit syncs its pages before writing its meta.
     static func verifiedPageLimit(pageSize: Int) -> UInt64 { UInt64((2 << 20) / pageSize) }
+
+    /// The page digest before any page: `digest(folding:into:)` each page's (or overflow run's)
+    /// stored checksum into it in page order. Commit and open fold the same sequence.
+    static func digestStart(transactionID: UInt64) -> UInt64 { Checksum.seed ^ ~transactionID }
+
+    /// Folds one stored page checksum into a running page digest (order matters).
+    @inline(__always)
+    static func digest(folding checksum: UInt64, into digest: UInt64) -> UInt64 {
+        var mixed = (digest ^ checksum) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= mixed >> 29
+        return mixed &* 0xBF58_476D_1CE4_E5B9
+    }
 
     /// Bytes written for this meta: the fixed part and the run list.
     var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count }
@@ -139,10 +160,11 @@ struct MetaPage: Equatable {
         }
         let list = base + Offset.runList
         guard base.loadUnaligned(fromByteOffset: Offset.runChecksum, as: UInt64.self)
-                == Checksum.hash(list, count: 8 * count, seed: Checksum.seed ^ transactionID) else {
+                == Checksum.hash(base + Offset.pageDigest, count: 8 + 8 * count, seed: Checksum.seed ^ transactionID) else {
             return .failure(.invalid("meta \(transactionID % 2) page list checksum mismatch"))
         }
         var decoded = self
+        decoded.pageDigest = base.loadUnaligned(fromByteOffset: Offset.pageDigest, as: UInt64.self)
         decoded.pageRuns.reserveCapacity(count)
         var next = PageLayout.metaPageCount
         var total: UInt64 = 0
@@ -182,7 +204,8 @@ struct MetaPage: Equatable {
         for (index, run) in pageRuns.enumerated() {
             list.storeBytes(of: run.first << 24 | run.count, toByteOffset: 8 * index, as: UInt64.self)
         }
-        base.storeBytes(of: Checksum.hash(list, count: 8 * pageRuns.count, seed: Checksum.seed ^ transactionID),
+        base.storeBytes(of: pageDigest, toByteOffset: Offset.pageDigest, as: UInt64.self)
+        base.storeBytes(of: Checksum.hash(base + Offset.pageDigest, count: 8 + 8 * pageRuns.count, seed: Checksum.seed ^ transactionID),
                         toByteOffset: Offset.runChecksum, as: UInt64.self)
         base.storeBytes(of: Checksum.hash(base, count: Offset.checksum), toByteOffset: Offset.checksum, as: UInt64.self)
     }

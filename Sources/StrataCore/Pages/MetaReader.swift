@@ -118,6 +118,7 @@ enum MetaReader {
         guard let longest = meta.pageRuns.map(\.count).max() else { return nil }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Int(longest) * pageSize, alignment: 64)
         defer { buffer.deallocate() }
+        var digest = MetaPage.digestStart(transactionID: meta.transactionID)
         for run in meta.pageRuns {
             let byteCount = Int(run.count) * pageSize
             guard try file.read(into: buffer, count: byteCount, at: run.first * UInt64(pageSize)) == byteCount else {
@@ -142,12 +143,18 @@ enum MetaReader {
                 default:
                     return "page \(number) has no tree page kind"
                 }
-                guard page.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
-                        == PageBuffer.checksum(of: page, byteCount: span * pageSize) else {
+                let stored = page.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
+                guard stored == PageBuffer.checksum(of: page, byteCount: span * pageSize) else {
                     return "page \(number) checksum mismatch"
                 }
+                digest = MetaPage.digest(folding: stored, into: digest)
                 index += span
             }
+        }
+        // Every page is whole and stamped with this transaction; the digest says they are the
+        // ones this meta's own attempt wrote, not an abandoned earlier attempt's.
+        guard digest == meta.pageDigest else {
+            return "its pages hold another attempt at transaction \(meta.transactionID) (page digest mismatch)"
         }
         return nil
     }

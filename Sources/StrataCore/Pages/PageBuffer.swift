@@ -70,6 +70,9 @@ final class PageBuffer {
                           toByteOffset: PageLayout.checksumOffset, as: UInt64.self)
     }
 
+    /// The checksum `seal()` stored.
+    var storedChecksum: UInt64 { memory.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) }
+
     static func checksum(of base: UnsafeRawPointer, byteCount: Int) -> UInt64 {
         let seed = base.loadUnaligned(as: UInt64.self) ^ (base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 31)
         return Checksum.hash(base + 24, count: byteCount - 24, seed: seed)

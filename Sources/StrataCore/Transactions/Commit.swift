@@ -93,10 +93,12 @@ extension Database {
         let pages = dirty.values.sorted { $0.number < $1.number }
         var runs: [MetaPage.PageRun] = []
         var pageTotal: UInt64 = 0
+        var digest = MetaPage.digestStart(transactionID: meta.transactionID)
         var run: [UnsafeRawBufferPointer] = []
         for page in pages {
             page.setTransaction(meta.transactionID)
             page.seal()
+            digest = MetaPage.digest(folding: page.storedChecksum, into: digest)
             if let last = runs.last, page.number != last.first + last.count {
                 try io.writeGathered(run, at: last.first * UInt64(pageSize))
                 run.removeAll(keepingCapacity: true)
@@ -110,6 +112,7 @@ extension Database {
         // 5. A commit too large to verify at open syncs its pages now and names none.
         if runs.count <= MetaPage.runCapacity(pageSize: pageSize) && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
             meta.pageRuns = runs
+            meta.pageDigest = digest
         } else if syncs {
             try io.syncData()
         }
