@@ -15,14 +15,21 @@ public protocol IndexRangeExpression<Bound>: Sendable {
 /// An explicit range, for the combinations Swift's range operators cannot spell (an excluded
 /// lower bound) or for one exact value.
 public struct IndexRange<Bound: OrderedKey>: IndexRangeExpression {
+    /// Where the range starts: unbounded, or at a value included or excluded.
     public let lowerIndexBound: IndexBound<Bound>
+    /// Where the range ends: unbounded, or at a value included or excluded.
     public let upperIndexBound: IndexBound<Bound>
 
+    /// A range from `lower` to `upper`; both default to unbounded.
+    /// ```swift
+    /// let afterB = IndexRange<String>(lower: .excluding("b"))   // every value > "b"
+    /// ```
     public init(lower: IndexBound<Bound> = .unbounded, upper: IndexBound<Bound> = .unbounded) {
         lowerIndexBound = lower
         upperIndexBound = upper
     }
 
+    /// The range holding exactly `value` (both ends included).
     public static func only(_ value: Bound) -> IndexRange { IndexRange(lower: .including(value), upper: .including(value)) }
 }
 
