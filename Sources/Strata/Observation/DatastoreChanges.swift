@@ -13,7 +13,7 @@ import StrataCore
 /// every commit after that call is reported by its first iterator. Later iterators start when
 /// they are made. For a starting value with no gap before the first change, see `observe()`.
 public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
-    /// One instance created, updated or deleted, with its old and new values.
+    /// One instance created (its new value), updated (old and new) or deleted (its old value).
     public typealias Element = ObservedEvent<F.Identifier, F.Instance>
 
     let database: Database
