@@ -1,14 +1,19 @@
 /// One end of a range over index values or identifiers.
 public enum IndexBound<Value: Sendable>: Sendable {
+    /// No bound: the range is open at this end.
     case unbounded
+    /// The range includes this value.
     case including(Value)
+    /// The range stops short of this value (for a lower bound: starts after it).
     case excluding(Value)
 }
 
 /// A range usable in loads: Swift's `a..<b`, `a...b`, `a...`, `..<b`, `...b`, or `IndexRange`.
 public protocol IndexRangeExpression<Bound>: Sendable {
     associatedtype Bound: OrderedKey
+    /// Where the range starts.
     var lowerIndexBound: IndexBound<Bound> { get }
+    /// Where the range ends.
     var upperIndexBound: IndexBound<Bound> { get }
 }
 
@@ -60,7 +65,9 @@ extension PartialRangeThrough: IndexRangeExpression where Bound: OrderedKey {
 
 /// Result order of range loads.
 public enum RangeOrder: Sendable {
+    /// Smallest key first.
     case ascending
+    /// Largest key first.
     case descending
 }
 
