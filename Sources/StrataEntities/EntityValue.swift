@@ -11,15 +11,23 @@ import Foundation
 /// so range queries are exact for every kind; a range whose bounds are of one kind matches
 /// only values of that kind. Equality is the same: equal encodings.
 public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// A Boolean (`false` < `true`).
     case bool(Bool)
+    /// A signed integer; never equal to a `.double` of the same number.
     case int(Int)
+    /// A floating-point number (equality is by encoding: NaN equals NaN, -0.0 differs from 0.0).
     case double(Double)
+    /// A point in time.
     case date(Date)
+    /// Text, compared by the UTF-8 bytes of its NFC form.
     case string(String)
+    /// Raw bytes.
     case data(Data)
+    /// A UUID that is a value, not a relationship (for that, see `entity`).
     case uuid(UUID)
     /// A relationship: the entity with this identifier.
     case entity(EntityID)
+    /// An ordered list of values (ordered element by element).
     case array([EntityValue])
 
     /// The kind's name, as errors and the interchange format spell it.
