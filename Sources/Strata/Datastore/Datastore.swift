@@ -98,7 +98,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         }
     }
 
-    /// Every instance indexed under `value`, ordered by identifier. Throws
+    /// Every instance indexed under `value`, in identifier order (`order` reverses it). Throws
     /// `DatastoreError.unknownIndex`, `.indexNotBuilt`, `.corruptIndexEntry` and decoding errors.
     public func loadAll<I: IndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
                                                 limit: Int? = nil) throws -> [F.Instance] where I.Instance == F.Instance {
@@ -154,20 +154,22 @@ extension Datastore where Access == ReadWrite {
     }
 
     /// Deletes the instance with `id` (and its index entries) and returns it.
-    /// Throws `DatastoreError.instanceNotFound` if there is none.
+    /// Throws `DatastoreError.instanceNotFound` if there is none, and the decoding errors of
+    /// `load(_:)` (the old instance is decoded to find its index entries).
     @discardableResult
     public func delete(_ id: F.Identifier) throws -> F.Instance {
         try store.write { try $0[self].delete(id) }
     }
 
-    /// Deletes the instance with `id` if it exists and returns it, or nil.
+    /// Deletes the instance with `id` if it exists and returns it, or nil. Throws the decoding
+    /// errors of `load(_:)` (the old instance is decoded to find its index entries).
     @discardableResult
     public func deleteIfPresent(_ id: F.Identifier) throws -> F.Instance? {
         try store.write { try $0[self].deleteIfPresent(id) }
     }
 
     /// Deletes every instance whose value in `index` lies in `range`, in one transaction; returns how
-    /// many. Throws `DatastoreError.unknownIndex` or `.indexNotBuilt`.
+    /// many. Throws `DatastoreError.unknownIndex`, `.indexNotBuilt` and decoding errors.
     @discardableResult
     public func delete<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>) throws -> Int
     where I.Instance == F.Instance, R.Bound == I.Value {
