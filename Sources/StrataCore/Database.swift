@@ -27,8 +27,11 @@ import Synchronization
 /// rewritten while it is being read, so it detects a missing pin but does not replace one.
 /// Create a store others may read with `DatabaseOptions.fileMode` (e.g. 0o644).
 public final class Database: Sendable {
+    /// The store directory's path, as passed to `init(path:mode:options:)`.
     public let path: String
+    /// Whether this handle is the writer (`.readWrite`) or a reader (`.readOnly`).
     public let mode: AccessMode
+    /// The store's page size in bytes, as recorded at creation (it may differ from `DatabaseOptions.pageSize`).
     public let pageSize: Int
     let options: DatabaseOptions
     let dataFile: PosixFile
@@ -189,6 +192,7 @@ public final class Database: Sendable {
         ChangeMonitor.shared.endStreams(of: self)
     }
 
+    /// Whether `close()` has been called on this handle.
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     func checkOpen() throws {

@@ -39,9 +39,17 @@ public enum WriterLockWait: Sendable, Equatable {
     case forever
 }
 
+/// How `Database(path:mode:options:)` opens or creates a store. Every property has a default.
+/// ```swift
+/// var options = DatabaseOptions()
+/// options.durability = .none
+/// options.writerLockWait = .wait(seconds: 5)
+/// let db = try Database(path: "cache.strata", options: options)
+/// ```
 public struct DatabaseOptions: Sendable {
     /// Page size for a new store (power of two, 4096...32768). An existing store keeps its own.
     public var pageSize: Int = max(PageLayout.minimumPageSize, min(PageLayout.maximumPageSize, Int(sysconf(Int32(_SC_PAGESIZE)))))
+    /// What a commit waits for before it returns (see `Durability`). Default: `.full`.
     public var durability: Durability = .full
     /// Create the store if it does not exist (read-write only).
     public var createIfMissing = true
@@ -54,6 +62,8 @@ public struct DatabaseOptions: Sendable {
     /// (0o750): such a reader opens it `.readOnly` and needs no write permission (see `Database`).
     /// The process umask applies, as to any file created; an existing store keeps its modes.
     public var fileMode: mode_t = 0o600
+    /// What a read-write open does when another handle holds the writer lock. Default: `.fail`
+    /// (`StrataError.writerLocked`); `.wait(seconds:)` ends in `StrataError.writerLockTimedOut`.
     public var writerLockWait: WriterLockWait = .fail
     /// Verify the checksum of every page a transaction reads from the file (about 0.5 µs per 4 KiB
     /// page). Off by default: page structure is always validated on read, and `check()` verifies
@@ -63,10 +73,13 @@ public struct DatabaseOptions: Sendable {
     /// readers that have held one snapshot longer than this many seconds and reports them to
     /// `onLongLivedReaders`: such a reader keeps the file from reusing space.
     public var longLivedReaderLimit: Double?
+    /// Called by the writer, as a write transaction begins, with the readers that have held a snapshot
+    /// longer than `longLivedReaderLimit`; runs only when both are set.
     public var onLongLivedReaders: (@Sendable ([ReaderInfo]) -> Void)?
     /// Test seam: wraps the data file's write path (fault injection, power-loss simulation). The
     /// closure receives the real file and returns what the engine writes through.
     @_spi(Testing) public var dataFileIO: (@Sendable (any DataFileIO) -> any DataFileIO)?
 
+    /// The default options.
     public init() {}
 }

@@ -4,16 +4,19 @@ import StrataCore
 
 /// What one commit did to one entity.
 public struct EntityChange: Hashable, Sendable {
+    /// Whether the entity was created, updated or deleted by the commit.
     public enum Kind: UInt8, Sendable {
         case created = 1
         case updated = 2
         case deleted = 3
     }
 
+    /// What happened to the entity; within one commit created stays created unless it was deleted.
     public var kind: Kind
     /// The property keys that got new entries (values or removals).
     public var keys: Set<String>
 
+    /// A change of `kind` touching `keys`.
     public init(kind: Kind, keys: Set<String> = []) {
         self.kind = kind
         self.keys = keys
@@ -35,6 +38,7 @@ public struct EntityChange: Hashable, Sendable {
 public struct EntityCommit: Sendable {
     /// The generation (transaction id) that committed them.
     public let generation: UInt64
+    /// What the commit did to each entity it touched.
     public let changes: [EntityID: EntityChange]
 }
 

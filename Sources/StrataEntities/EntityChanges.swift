@@ -10,12 +10,15 @@ import StrataCore
 /// reported. It holds a read snapshot at that generation, which keeps the writer from trimming
 /// entries it still needs (see `EntityChangeLog`).
 public struct EntityChanges: AsyncSequence {
+    /// One committed entity write.
     public typealias Element = EntityCommit
     let database: Database
     let schedule: PollingSchedule
 
+    /// Starts following commits from the current generation.
     public func makeAsyncIterator() -> Iterator { Iterator(database: database, schedule: schedule) }
 
+    /// Follows commits after the generation it last reported, holding a read snapshot there.
     public struct Iterator: AsyncIteratorProtocol {
         let database: Database
         private var streamIterator: ChangeStream.AsyncIterator?
@@ -33,6 +36,10 @@ public struct EntityChanges: AsyncSequence {
             }
         }
 
+        /// The next commit that touched the entity store, waiting for one; nil once the change
+        /// stream ends (the handle was closed or the task cancelled). Rethrows an error from
+        /// starting to follow the store (e.g. `StrataError.closed`) and throws
+        /// `EntityError.corrupt` for an unreadable log entry.
         public mutating func next() async throws -> EntityCommit? {
             if let failure { throw failure }
             while buffered.isEmpty {

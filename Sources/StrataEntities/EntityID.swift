@@ -5,8 +5,10 @@ import Strata
 ///
 /// Identifiers sort by their 16 bytes (the order of `entities(ofType:)` results and of keys).
 public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The UUID that is the identifier.
     public let uuid: UUID
 
+    /// The identifier `uuid`; by default a new random one.
     public init(_ uuid: UUID = UUID()) { self.uuid = uuid }
 
     /// Parses the textual UUID form; nil if `string` is not one.
@@ -15,14 +17,18 @@ public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringCon
         self.uuid = uuid
     }
 
+    /// The UUID's textual form (what `init?(_:)` parses).
     public var description: String { uuid.uuidString }
 
+    /// Orders by the UUID's 16 bytes.
     public static func < (lhs: EntityID, rhs: EntityID) -> Bool { lhs.uuid < rhs.uuid }
 
+    /// Decodes a single UUID value.
     public init(from decoder: any Decoder) throws {
         uuid = try decoder.singleValueContainer().decode(UUID.self)
     }
 
+    /// Encodes as a single UUID value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(uuid)

@@ -17,10 +17,12 @@ public protocol EntityKind: Sendable {
     static var entityType: String { get }
     /// Builds the kind from a record of its type (the properties that were read).
     init(record: EntityRecord) throws
+    /// The record the kind was built from.
     var record: EntityRecord { get }
 }
 
 extension EntityKind {
+    /// The entity's identifier.
     public var id: EntityID { record.id }
 
     /// The current value of `key` as `T` (see `EntityRecord.value(_:as:)` for the errors).
@@ -34,8 +36,11 @@ extension EntityKind {
 
 /// The kind of entities whose type has no registered kind.
 public struct AnyEntity: EntityKind {
+    /// Empty: `AnyEntity` stands for any type without a registered kind.
     public static var entityType: String { "" }
+    /// The record as read.
     public let record: EntityRecord
+    /// Wraps `record`.
     public init(record: EntityRecord) { self.record = record }
 }
 

@@ -387,14 +387,18 @@ public class EntityReadContext {
 
 /// One property of one entity that refers to another entity.
 public struct EntityLink: Hashable, Sendable, CustomStringConvertible {
+    /// The entity whose property holds the reference.
     public let source: EntityID
+    /// The key of that property.
     public let key: String
 
+    /// The property `key` of entity `source`.
     public init(source: EntityID, key: String) {
         self.source = source
         self.key = key
     }
 
+    /// `source.key`.
     public var description: String { "\(source).\(key)" }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 /// An entity as read in one snapshot: its identity, type, datestamps and the current entries of
 /// the properties that were asked for (only those that exist; removed properties are absent).
 public struct EntityRecord: Hashable, Sendable, CustomStringConvertible {
+    /// The entity's identifier.
     public let id: EntityID
     /// The type label given when the entity was created.
     public let type: String
@@ -14,6 +15,7 @@ public struct EntityRecord: Hashable, Sendable, CustomStringConvertible {
     /// The current entry of each requested property that has a value.
     public let properties: [String: PropertyEntry]
 
+    /// A record with these fields as given (reads build their own; no check is made that they agree).
     public init(id: EntityID, type: String, created: Date, modified: Date, properties: [String: PropertyEntry]) {
         self.id = id
         self.type = type
@@ -42,6 +44,7 @@ public struct EntityRecord: Hashable, Sendable, CustomStringConvertible {
         return typed
     }
 
+    /// `type id {key: value, ...}`, keys sorted.
     public var description: String {
         let values = properties.keys.sorted().map { "\($0): \(properties[$0]!.value.map(\.description) ?? "nil")" }
         return "\(type) \(id) {\(values.joined(separator: ", "))}"

@@ -12,11 +12,15 @@
 /// Within one operation (one transaction), every reference with the same match and type
 /// resolves to the same entity: resolving an unresolved reference twice creates one entity.
 public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
+    /// How a reference finds its entity.
     public enum Match: Hashable, Sendable {
+        /// The entity with this identifier.
         case id(EntityID)
+        /// The entity whose current value of `key` equals `value` (`EntityValue` equality).
         case property(key: String, value: EntityValue)
     }
 
+    /// How the entity is found: by identifier or by a property value.
     public let match: Match
     /// For a property match: only entities of this type match. For creation: the new entity's type.
     public let type: String?
@@ -25,6 +29,8 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
     /// Properties given to an entity this reference creates (ignored when it already exists).
     public let initialProperties: [String: EntityValue]
 
+    /// The general form; `id(_:)`, `whereKey(_:equals:ofType:)`, `named(_:ofType:)`, `new(_:with:)` and
+    /// `createIfMissing(as:with:)` cover the usual cases.
     public init(match: Match, type: String? = nil, createsIfMissing: Bool = false, initialProperties: [String: EntityValue] = [:]) {
         self.match = match
         self.type = type
@@ -65,6 +71,7 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         let type: String?
     }
 
+    /// `reference to <id>` or `reference where <key> == <value>`, with the type when there is one.
     public var description: String {
         let typed = type.map { " of type '\($0)'" } ?? ""
         switch match {

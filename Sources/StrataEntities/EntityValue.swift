@@ -11,15 +11,23 @@ import Foundation
 /// so range queries are exact for every kind; a range whose bounds are of one kind matches
 /// only values of that kind. Equality is the same: equal encodings.
 public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// A Boolean (`false` < `true`).
     case bool(Bool)
+    /// A signed integer; never equal to a `.double` of the same number.
     case int(Int)
+    /// A floating-point number (equality is by encoding: NaN equals NaN, -0.0 differs from 0.0).
     case double(Double)
+    /// A point in time.
     case date(Date)
+    /// Text, compared by the UTF-8 bytes of its NFC form.
     case string(String)
+    /// Raw bytes.
     case data(Data)
+    /// A UUID that is a value, not a relationship (for that, see `entity`).
     case uuid(UUID)
     /// A relationship: the entity with this identifier.
     case entity(EntityID)
+    /// An ordered list of values (ordered element by element).
     case array([EntityValue])
 
     /// The kind's name, as errors and the interchange format spell it.
@@ -50,12 +58,15 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
     /// NaN is found again) and `.double(-0.0) != .double(0.0)`, and `.int(1) != .double(1)`.
     public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool { lhs.orderedBytes == rhs.orderedBytes }
 
+    /// Hashes the ordered encoding, consistent with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(orderedBytes) }
 
+    /// The value index's order: by kind first, then within the kind (see the type's documentation).
     public static func < (lhs: EntityValue, rhs: EntityValue) -> Bool {
         lhs.orderedBytes.lexicographicallyPrecedes(rhs.orderedBytes)
     }
 
+    /// A short form for display: strings quoted, data as its byte count, a relationship as `->` and the id.
     public var description: String {
         switch self {
         case .bool(let value): "\(value)"
@@ -73,16 +84,22 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
 
 extension EntityValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
                        ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral {
+    /// `"text"` is `.string("text")`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// `42` is `.int(42)`.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// `1.5` is `.double(1.5)`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// `true` is `.bool(true)`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `["a", 1]` is `.array([.string("a"), .int(1)])`.
     public init(arrayLiteral elements: EntityValue...) { self = .array(elements) }
 }
 
 /// A Swift type stored as one kind of `EntityValue`: what typed reads (`EntityRecord.value(_:as:)`)
 /// convert to, throwing `EntityError.wrongValueType` when the stored kind differs.
 public protocol EntityValueConvertible: Sendable {
+    /// The value as stored.
     var entityValue: EntityValue { get }
     /// nil when `value` is of another kind.
     init?(entityValue value: EntityValue)

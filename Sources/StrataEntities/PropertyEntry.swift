@@ -10,16 +10,19 @@ import Strata
 public struct PropertyEntry: Hashable, Sendable {
     /// The value, or nil for a removal.
     public var value: EntityValue?
+    /// When the value was set (or removed); the newest entry is the current one.
     public var datestamp: Date
     /// A semantic type label; nil when none was given.
     public var type: String?
 
+    /// An entry giving `value` (nil: a removal) at `datestamp`, with an optional semantic label.
     public init(_ value: EntityValue?, datestamp: Date, type: String? = nil) {
         self.value = value
         self.datestamp = datestamp
         self.type = type
     }
 
+    /// Whether this entry removes the property (a tombstone).
     public var isRemoval: Bool { value == nil }
 }
 

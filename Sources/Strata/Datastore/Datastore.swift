@@ -5,6 +5,7 @@ import StrataCore
 ///
 /// On a `Store<ReadOnly>` only reads exist: the write methods are declared for `ReadWrite` only.
 public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable {
+    /// The store this datastore reads from and writes to.
     public let store: Store<Access>
     let schema: DatastoreSchema<F>
 
@@ -41,8 +42,11 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     /// Indexes declared but not built for the stored data (call `warm(progress:)`).
     public var indexesNeedingBuild: Set<String> { schema.staleIndexes.withLock { $0 } }
 
+    /// Number of instances, read from the primary tree without decoding any.
     public var count: Int { get throws { try store.read { try $0[self].count } } }
 
+    /// The instance with identifier `id`, or nil. Throws `DatastoreError.corruptInstance`,
+    /// `.versionTooNew` or `.migrationMissing` if the stored instance cannot be decoded.
     public func load(_ id: F.Identifier) throws -> F.Instance? {
         // One lookup: a snapshot without the transaction and context objects of `store.read`.
         let key = id.orderedKeyBytes
@@ -52,15 +56,26 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         }
     }
 
+    /// Every instance in identifier order (or descending), at most `limit` of them.
+    /// Throws the decoding errors of `load(_:)`.
     public func loadAll(order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance] {
         try store.read { try $0[self].loadAll(order: order, limit: limit) }
     }
 
+    /// Instances whose identifier lies in `range` (`a..<b`, `a...`, `IndexRange`, ...), in identifier order.
+    /// Throws the decoding errors of `load(_:)`.
     public func load<R: IndexRangeExpression>(_ range: R, order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance]
     where R.Bound == F.Identifier {
         try store.read { try $0[self].load(range, order: order, limit: limit) }
     }
 
+    /// The instance a unique index maps `value` to, or nil.
+    /// Throws `DatastoreError.unknownIndex` if the key path names no declared index,
+    /// `.indexNotBuilt` if it awaits `warm(progress:)`, `.corruptIndexEntry` if the entry names a
+    /// missing instance, and the decoding errors of `load(_:)`.
+    /// ```swift
+    /// let user = try users.load("ada@example.com", from: \.email)
+    /// ```
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
         // At most one entry, then at most one lookup: a snapshot without the transaction and
@@ -83,22 +98,34 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         }
     }
 
+    /// Every instance indexed under `value`, in identifier order (`order` reverses it). Throws
+    /// `DatastoreError.unknownIndex`, `.indexNotBuilt`, `.corruptIndexEntry` and decoding errors.
     public func loadAll<I: IndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
                                                 limit: Int? = nil) throws -> [F.Instance] where I.Instance == F.Instance {
         try store.read { try $0[self].loadAll(value, from: index, order: order, limit: limit) }
     }
 
+    /// Instances whose index value lies in `range`, by value then identifier; a many-valued index
+    /// yields an instance once per matching value. Throws `DatastoreError.unknownIndex`,
+    /// `.indexNotBuilt`, `.corruptIndexEntry` and decoding errors.
+    /// ```swift
+    /// let adults = try people.load(18..., from: \.age, limit: 100)
+    /// ```
     public func load<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
                                                                       limit: Int? = nil) throws -> [F.Instance]
     where I.Instance == F.Instance, R.Bound == I.Value {
         try store.read { try $0[self].load(range, from: index, order: order, limit: limit) }
     }
 
+    /// Every instance in the order of `index` (pass `...` as the range). Throws
+    /// `DatastoreError.unknownIndex`, `.indexNotBuilt`, `.corruptIndexEntry` and decoding errors.
     public func load<I: IndexRepresentation>(_ range: UnboundedRange, from index: KeyPath<F, I>, order: RangeOrder = .ascending,
                                              limit: Int? = nil) throws -> [F.Instance] where I.Instance == F.Instance {
         try store.read { try $0[self].load(range, from: index, order: order, limit: limit) }
     }
 
+    /// How many entries of `index` lie in `range`, without decoding instances (a many-valued index
+    /// counts an instance once per matching value). Throws `DatastoreError.unknownIndex` or `.indexNotBuilt`.
     public func count<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>) throws -> Int
     where I.Instance == F.Instance, R.Bound == I.Value {
         try store.read { try $0[self].count(range, from: index) }
@@ -111,25 +138,38 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 }
 
 extension Datastore where Access == ReadWrite {
+    /// Stores `instance` in its own write transaction (insert or replace), keeping every index exact;
+    /// returns the instance it replaced. Throws `DatastoreError.uniqueIndexViolation` (nothing written),
+    /// `.versionTooNew` if the stored instance it would replace was written by a newer build, and engine
+    /// errors such as `StrataError.keyTooLarge`.
     @discardableResult
     public func persist(_ instance: F.Instance) throws -> F.Instance? {
         try store.write { try $0[self].persist(instance) }
     }
 
+    /// Stores a new instance in its own write transaction. Throws `DatastoreError.instanceExists` if its
+    /// identifier is taken and `.uniqueIndexViolation` on a unique-index clash; nothing is written then.
     public func insert(_ instance: F.Instance) throws {
         try store.write { try $0[self].insert(instance) }
     }
 
+    /// Deletes the instance with `id` (and its index entries) and returns it.
+    /// Throws `DatastoreError.instanceNotFound` if there is none, and the decoding errors of
+    /// `load(_:)` (the old instance is decoded to find its index entries).
     @discardableResult
     public func delete(_ id: F.Identifier) throws -> F.Instance {
         try store.write { try $0[self].delete(id) }
     }
 
+    /// Deletes the instance with `id` if it exists and returns it, or nil. Throws the decoding
+    /// errors of `load(_:)` (the old instance is decoded to find its index entries).
     @discardableResult
     public func deleteIfPresent(_ id: F.Identifier) throws -> F.Instance? {
         try store.write { try $0[self].deleteIfPresent(id) }
     }
 
+    /// Deletes every instance whose value in `index` lies in `range`, in one transaction; returns how
+    /// many. Throws `DatastoreError.unknownIndex`, `.indexNotBuilt` and decoding errors.
     @discardableResult
     public func delete<I: IndexRepresentation, R: IndexRangeExpression>(_ range: R, from index: KeyPath<F, I>) throws -> Int
     where I.Instance == F.Instance, R.Bound == I.Value {
@@ -142,6 +182,7 @@ extension Datastore where Access == ReadWrite {
         try await store.write { try $0[self].persist(instance) }
     }
 
+    /// `deleteIfPresent(_:)` on the store's write queue, never blocking the cooperative pool.
     @discardableResult
     public func deleteIfPresent(_ id: F.Identifier) async throws -> F.Instance? where F.Identifier: Sendable {
         try await store.write { try $0[self].deleteIfPresent(id) }

@@ -31,14 +31,20 @@ public enum InstanceCoding: Sendable, Equatable {
 /// Indexes are the format's stored properties; Strata finds them by reflection, named after the
 /// property. Changing them is picked up by `Datastore.warm(progress:)`.
 public protocol DatastoreFormat: Sendable {
+    /// The stored type.
     associatedtype Instance: Codable & Sendable
+    /// The type of the instance identifier, the primary key (its `orderedKeyBytes` order the datastore).
     associatedtype Identifier: OrderedKey & Codable
+    /// The format's versions; instances are stored with the version they were written at.
     associatedtype Version: DatastoreVersion
 
     /// The datastore's name in the store (its trees are named after it).
     static var name: String { get }
+    /// The version new writes are stored at; older stored versions go through `migrate(_:from:)`.
     static var currentVersion: Version { get }
+    /// How instances are encoded. Default: `.binary`.
     static var coding: InstanceCoding { get }
+    /// The identifier of `instance`. Provided when `Instance` is `Identifiable` with `ID == Identifier`.
     static func identifier(of instance: Instance) -> Identifier
     /// Turns an instance stored by an older version into the current `Instance`.
     static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance
@@ -49,14 +55,19 @@ public protocol DatastoreFormat: Sendable {
     /// taken over without copying (see `Datastore`). Default: none.
     static var formerNames: [String] { get }
 
+    /// Creates the format value whose stored properties declare the indexes.
     init()
 }
 
 extension DatastoreFormat {
+    /// Default coding: `.binary`.
     public static var coding: InstanceCoding { .binary }
+    /// Default: no field renames or defaults.
     public static var fieldEvolution: FieldEvolution? { nil }
+    /// Default: no former names.
     public static var formerNames: [String] { [] }
 
+    /// Default: no migrations; reading an older version throws `DatastoreError.migrationMissing`.
     public static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance {
         throw DatastoreError.migrationMissing(datastore: name, version: "\(version.rawValue)")
     }
@@ -66,5 +77,6 @@ extension DatastoreFormat {
 }
 
 extension DatastoreFormat where Instance: Identifiable, Instance.ID == Identifier {
+    /// The instance's `id`.
     public static func identifier(of instance: Instance) -> Identifier { instance.id }
 }

@@ -1,17 +1,22 @@
 /// One value per instance → many instances per value. In a format: `Index(\.title)`, or a
 /// composite `Index(\.shelf, \.title)` (equality on the leading parts, ranges on the last).
 public struct OneToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRepresentation {
+    /// What the index reads from an instance, its kind and value type (used by the datastore).
     public let definition: IndexDefinition<Instance>
 
+    /// Indexes the value at `keyPath`: `Index(\.title)`.
     public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
         definition = SingleValueIndex.definition(.oneToMany, keyPath)
     }
 
+    /// A composite index on two properties, ordered by `a` then `b`: `Index(\.shelf, \.title)`.
+    /// Query it with a `CompositeKey` range (equality on `a`, a range on `b`).
     public init<A: OrderedKey, B: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable)
     where Value == CompositeKey<A, B> {
         definition = SingleValueIndex.composite(.oneToMany, a, b)
     }
 
+    /// A composite index on three properties, ordered by `a`, then `b`, then `c`.
     public init<A: OrderedKey, B: OrderedKey, C: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable,
                                                             _ c: KeyPath<Instance, C> & Sendable)
     where Value == CompositeKey<A, B, C> {
@@ -21,12 +26,16 @@ public struct OneToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRe
 
 /// One value per instance, unique: a second instance with the same value is refused.
 public struct OneToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIndexRepresentation {
+    /// What the index reads from an instance, its kind and value type (used by the datastore).
     public let definition: IndexDefinition<Instance>
 
+    /// A unique index on the value at `keyPath`: `OneToOneIndex(\.email)`. A write that would give
+    /// two instances the same value throws `DatastoreError.uniqueIndexViolation`.
     public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
         definition = SingleValueIndex.definition(.oneToOne, keyPath)
     }
 
+    /// A unique composite index: no two instances may share the pair (`a`, `b`).
     public init<A: OrderedKey, B: OrderedKey>(_ a: KeyPath<Instance, A> & Sendable, _ b: KeyPath<Instance, B> & Sendable)
     where Value == CompositeKey<A, B> {
         definition = SingleValueIndex.composite(.oneToOne, a, b)
@@ -35,8 +44,10 @@ public struct OneToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIn
 
 /// Each element of a sequence property is indexed (duplicates collapse); many instances per value.
 public struct ManyToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRepresentation {
+    /// What the index reads from an instance, its kind and value type (used by the datastore).
     public let definition: IndexDefinition<Instance>
 
+    /// Indexes every element of the sequence at `keyPath`: `ManyToManyIndex(\.tags)`.
     public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
         definition = SequenceIndex.definition(.manyToMany, keyPath)
     }
@@ -44,8 +55,11 @@ public struct ManyToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexR
 
 /// Each element of a sequence property is indexed, unique across instances.
 public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIndexRepresentation {
+    /// What the index reads from an instance, its kind and value type (used by the datastore).
     public let definition: IndexDefinition<Instance>
 
+    /// Indexes every element of the sequence at `keyPath`, each value owned by at most one instance;
+    /// a clash throws `DatastoreError.uniqueIndexViolation`.
     public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
         definition = SequenceIndex.definition(.manyToOne, keyPath)
     }
@@ -84,7 +98,9 @@ enum SequenceIndex {
 /// need no second lookup (at the cost of space and write time).
 @propertyWrapper
 public struct Direct<Index: IndexRepresentation>: Sendable {
+    /// The index being marked direct.
     public var wrappedValue: Index
+    /// Marks `wrappedValue` direct: `@Direct var byTitle = Index(\.title)`.
     public init(wrappedValue: Index) { self.wrappedValue = wrappedValue }
 }
 
@@ -97,7 +113,10 @@ extension Direct: DirectIndexMarker {
 }
 
 extension DatastoreFormat {
+    /// A unique index on one value per instance (`OneToOneIndexRepresentation`).
     public typealias OneToOneIndex<Value: OrderedKey> = OneToOneIndexRepresentation<Instance, Value>
+    /// An index on each element of a sequence property (`ManyToManyIndexRepresentation`).
     public typealias ManyToManyIndex<Value: OrderedKey> = ManyToManyIndexRepresentation<Instance, Value>
+    /// A unique index on each element of a sequence property (`ManyToOneIndexRepresentation`).
     public typealias ManyToOneIndex<Value: OrderedKey> = ManyToOneIndexRepresentation<Instance, Value>
 }

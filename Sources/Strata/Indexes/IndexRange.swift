@@ -1,28 +1,40 @@
 /// One end of a range over index values or identifiers.
 public enum IndexBound<Value: Sendable>: Sendable {
+    /// No bound: the range is open at this end.
     case unbounded
+    /// The range includes this value.
     case including(Value)
+    /// The range stops short of this value (for a lower bound: starts after it).
     case excluding(Value)
 }
 
 /// A range usable in loads: Swift's `a..<b`, `a...b`, `a...`, `..<b`, `...b`, or `IndexRange`.
 public protocol IndexRangeExpression<Bound>: Sendable {
     associatedtype Bound: OrderedKey
+    /// Where the range starts.
     var lowerIndexBound: IndexBound<Bound> { get }
+    /// Where the range ends.
     var upperIndexBound: IndexBound<Bound> { get }
 }
 
 /// An explicit range, for the combinations Swift's range operators cannot spell (an excluded
 /// lower bound) or for one exact value.
 public struct IndexRange<Bound: OrderedKey>: IndexRangeExpression {
+    /// Where the range starts: unbounded, or at a value included or excluded.
     public let lowerIndexBound: IndexBound<Bound>
+    /// Where the range ends: unbounded, or at a value included or excluded.
     public let upperIndexBound: IndexBound<Bound>
 
+    /// A range from `lower` to `upper`; both default to unbounded.
+    /// ```swift
+    /// let afterB = IndexRange<String>(lower: .excluding("b"))   // every value > "b"
+    /// ```
     public init(lower: IndexBound<Bound> = .unbounded, upper: IndexBound<Bound> = .unbounded) {
         lowerIndexBound = lower
         upperIndexBound = upper
     }
 
+    /// The range holding exactly `value` (both ends included).
     public static func only(_ value: Bound) -> IndexRange { IndexRange(lower: .including(value), upper: .including(value)) }
 }
 
@@ -53,7 +65,9 @@ extension PartialRangeThrough: IndexRangeExpression where Bound: OrderedKey {
 
 /// Result order of range loads.
 public enum RangeOrder: Sendable {
+    /// Smallest key first.
     case ascending
+    /// Largest key first.
     case descending
 }
 

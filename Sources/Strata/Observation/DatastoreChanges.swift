@@ -13,6 +13,7 @@ import StrataCore
 /// every commit after that call is reported by its first iterator. Later iterators start when
 /// they are made. For a starting value with no gap before the first change, see `observe()`.
 public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
+    /// One instance created (its new value), updated (old and new) or deleted (its old value).
     public typealias Element = ObservedEvent<F.Identifier, F.Instance>
 
     let database: Database
@@ -29,10 +30,12 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
         start = ObservationStart(database: database, tree: schema.layout.log, snapshot: snapshot)
     }
 
+    /// The first iterator reports every commit after `changes()` was called; later ones start when made.
     public func makeAsyncIterator() -> Iterator {
         Iterator(database: database, schema: schema, filter: filter, start: start.take())
     }
 
+    /// Follows the datastore's change log from the snapshot it holds.
     public struct Iterator: AsyncIteratorProtocol {
         let database: Database
         let schema: DatastoreSchema<F>
@@ -58,6 +61,10 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
             }
         }
 
+        /// The next event, waiting for a commit that touches the datastore; nil when the change stream
+        /// ends (the handle was closed or the task cancelled). Throws the error that kept the
+        /// subscription from starting (e.g. `StrataError.closed`), `DatastoreError.corruptLogEntry` for an
+        /// unreadable log entry, and the decoding errors of `Datastore.load(_:)`.
         public mutating func next() async throws -> Element? {
             if let failure { throw failure }
             while buffered.isEmpty {

@@ -4,17 +4,23 @@ import StrataCore
 /// One datastore as found in a store, without its format: what tools (`strata stat`, `dump`,
 /// `check`) can learn from the trees alone.
 public struct DatastoreSummary: Sendable, Equatable {
+    /// One index as recorded in the datastore's stored declaration.
     public struct IndexSummary: Sendable, Equatable {
+        /// The index's name (the format property that declares it).
         public let name: String
+        /// Whether the index is `@Direct` (its entries hold copies of the instances).
         public let isDirect: Bool
         /// From the stored declaration; nil if it cannot be read.
         public let kind: IndexKind?
     }
 
+    /// The datastore's name (its primary tree's name).
     public let name: String
+    /// Number of entries in the primary tree (0 if it does not exist).
     public let instances: Int
     /// The format version recorded by the code that last declared the datastore.
     public let version: String?
+    /// The indexes of the stored declaration; empty if none was recorded.
     public let indexes: [IndexSummary]
     /// How the first instance is encoded; nil for an empty datastore.
     public let coding: InstanceCoding?

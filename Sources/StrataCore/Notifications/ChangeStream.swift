@@ -5,6 +5,7 @@ import Synchronization
 /// last stream of the process ends. Iterate a stream from one task at a time (subscribe again for
 /// a second observer): an iteration that finds another one already waiting ends at once (nil).
 public final class ChangeStream: AsyncSequence, Sendable {
+    /// One or more commits: events not yet taken by an iteration are merged into one.
     public typealias Element = CommitEvent
 
     let database: Database
@@ -110,10 +111,14 @@ public final class ChangeStream: AsyncSequence, Sendable {
         }
     }
 
+    /// Iterates the stream's events.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: ChangeStream
+        /// The next event, waiting for a commit; nil when the stream was cancelled, the task is
+        /// cancelled, the handle closed, or another iteration of this stream is already waiting.
         public mutating func next() async -> CommitEvent? { await stream.next() }
     }
 
+    /// An iterator over this stream (iterate from one task at a time).
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
 }

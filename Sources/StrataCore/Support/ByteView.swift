@@ -14,14 +14,18 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
         self.owner = owner
     }
 
+    /// Always 0.
     @inlinable public var startIndex: Int { 0 }
+    /// The number of bytes.
     @inlinable public var endIndex: Int { buffer.count }
+    /// The byte at `position`; an index out of range traps, in release builds too.
     @inlinable public subscript(position: Int) -> UInt8 {
         // Checked in release builds too: the buffer is raw memory (a mapping or a page buffer).
         precondition(position >= 0 && position < buffer.count, "ByteView index \(position) out of range 0..<\(buffer.count)")
         return buffer[position]
     }
 
+    /// Calls `body` with the viewed memory, without copying; do not let the pointer escape `body`.
     @inlinable public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(buffer)
     }
@@ -35,9 +39,12 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
     /// A copy that outlives the transaction.
     public var bytes: [UInt8] { Array(buffer) }
 
+    /// Equal when the bytes are equal.
     public static func == (lhs: ByteView, rhs: ByteView) -> Bool { compareKeys(lhs.buffer, rhs.buffer) == 0 }
+    /// Hashes the bytes.
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes: buffer) }
 
+    /// The bytes as a quoted string when they are printable UTF-8, else as lowercase hex.
     public var description: String {
         if let text = String(validating: buffer, as: UTF8.self), text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) {
             return "\"\(text)\""
@@ -48,28 +55,33 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
 
 /// Anything that can lend its bytes as a key or value.
 public protocol BytesConvertible {
+    /// Calls `body` with the bytes, valid only for the duration of the call.
     func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
 }
 
 extension Array: BytesConvertible where Element == UInt8 {
+    /// The array's bytes.
     @inlinable public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try withUnsafeBytes(body)
     }
 }
 
 extension ArraySlice: BytesConvertible where Element == UInt8 {
+    /// The slice's bytes.
     @inlinable public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try withUnsafeBytes(body)
     }
 }
 
 extension UnsafeRawBufferPointer: BytesConvertible {
+    /// The buffer itself.
     @inlinable public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(self)
     }
 }
 
 extension ByteView: BytesConvertible {
+    /// The viewed bytes, without copying.
     @inlinable public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(buffer)
     }

@@ -1,18 +1,28 @@
 /// What `Database.check()` found.
 public struct CheckReport: Sendable {
+    /// One named tree of the checked snapshot and its catalog record.
     public struct TreeSummary: Sendable, Equatable {
+        /// The tree's name in the catalog.
         public let name: String
+        /// The tree's record as the catalog stores it (root, depth, entry and page counts).
         public let record: TreeRecord
     }
 
+    /// The generation (transaction id) of the snapshot that was checked.
     public var generation: UInt64 = 0
+    /// The store's page size in bytes.
     public var pageSize = 0
+    /// Pages in the file up to the snapshot's high-water mark, meta pages included.
     public var pageCount: UInt64 = 0
+    /// Pages reached from a tree: the named trees, the catalog and the free-page tree.
     public var treePages: UInt64 = 0
+    /// Pages listed as free.
     public var freePages: UInt64 = 0
+    /// The named trees of the catalog whose records could be read, in catalog order.
     public var trees: [TreeSummary] = []
     /// Human-readable descriptions of everything wrong; empty when the store is clean.
     public var problems: [String] = []
+    /// True when the check found no problem.
     public var isClean: Bool { problems.isEmpty }
 }
 
