@@ -310,7 +310,7 @@ public final class Database: Sendable {
     /// - a body may run on another thread than its caller (the group's leader) while its caller
     ///   waits: it must not rely on thread-local state, and must not wait for another thread's
     ///   write (that one may be queued behind it);
-    /// - do not call `commit()` in a body (it throws `misuse` when grouped); `abort()` discards
+    /// - `commit()` in a body throws `misuse` (the write commits when the body returns); `abort()` discards
     ///   only the body's own changes.
     /// A lone writer runs its body on its own thread in a plain transaction, as before.
     @discardableResult

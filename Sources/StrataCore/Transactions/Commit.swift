@@ -41,6 +41,9 @@ extension WriteTransaction {
     public func commit() throws {
         try checkActive()
         guard nestedFrames.isEmpty else { throw StrataError.misuse("commit() inside a nested transaction; return from its body instead") }
+        guard !isInsideWriteBody else {
+            throw StrataError.misuse("commit() inside a write body; the write commits when its body returns (use beginWrite() to commit by hand)")
+        }
         guard !hasFailed else {
             throw StrataError.misuse("an operation of this transaction failed after it had started changing pages; the transaction can only be aborted")
         }

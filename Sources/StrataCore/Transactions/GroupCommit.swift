@@ -114,7 +114,9 @@ extension Database {
             defer { if let candidate = queue.releaseLead() { candidate.wake() } }
             let transaction = try beginWrite()
             do {
+                transaction.isInsideWriteBody = true
                 let result = try body(transaction)
+                transaction.isInsideWriteBody = false
                 if transaction.isActive { try transaction.commit() }
                 return result
             } catch {
@@ -163,7 +165,9 @@ extension Database {
         }
         if group.count == 1 {
             do {
+                transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
+                transaction.isInsideWriteBody = false
                 if transaction.isActive { try transaction.commit() }
             } catch {
                 transaction.abort()

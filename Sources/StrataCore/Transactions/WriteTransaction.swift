@@ -21,6 +21,10 @@ public final class WriteTransaction: Transaction {
     /// Set when an operation threw after it had started changing pages: the half-applied change
     /// must not be committed.
     var hasFailed = false
+    /// Set while a `Database.write` body runs on this transaction: the write commits when the
+    /// body returns, so `commit()` there is refused, whether the body runs alone or grouped with
+    /// other writers' bodies (where it runs as a nested level and could not commit by itself).
+    var isInsideWriteBody = false
     /// The open nested transactions, innermost last (see `NestedTransaction.swift`).
     var nestedFrames: [NestedFrame] = []
 
