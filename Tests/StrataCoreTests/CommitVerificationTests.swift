@@ -39,6 +39,7 @@ import Testing
         #expect(newest.pageRuns.reduce(0) { $0 + $1.count } >= 2, "the commit names its pages")
         // The last page of the newest commit holds what was there before (an unwritten page).
         try patchFile(data, at: (run.first + run.count - 1) * 4096 + 100, [0xAB, 0xCD])
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
         // A reader that opens the store first sees the commit before.
         let reader = try Database(path: dir.path, mode: .readOnly)
         #expect(reader.generation == 2)
@@ -116,6 +117,7 @@ import Testing
             }
         }
         #expect(restored == 1, "attempt 1 wrote a page where attempt 2 did")
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
         let reopened = try Database(path: dir.path, mode: .readOnly)
         #expect(reopened.generation == 1)
         #expect(reopened.skippedCommit?.generation == 2)
@@ -143,6 +145,7 @@ import Testing
         #expect(reader.generation == 3)
         reader.close()
         _ = consume reader
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
         let writer = try Database(path: dir.path)
         #expect(writer.generation == 2)
         #expect(writer.skippedCommit?.generation == 3)

@@ -51,6 +51,7 @@ import Testing
             return (generation, pageCount, pageSize, expected)
         }()
         truncate(data, off_t(pageCount * UInt64(pageSize)))
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
         let db = try Database(path: dir.path)
         #expect(db.generation == generation)
         #expect(try db.read { try content(of: $0) } == expected)
@@ -67,6 +68,7 @@ import Testing
         let offset = UInt64(Int(generation % 2) * pageSize + 60)
         let original = try read(dir.path + "/data", at: offset, count: 1)
         try patch(dir.path + "/data", at: offset, [original[0] ^ 0xFF])
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
         let db = try Database(path: dir.path)
         #expect(db.generation == generation - 1)
         try db.read { tx throws in #expect(try tx.string("key 00001", in: tx.tree("t")) == "value 1 1") }

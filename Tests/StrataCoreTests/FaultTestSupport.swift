@@ -72,3 +72,16 @@ func readFile(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] {
     try handle.seek(toOffset: offset)
     return Array(handle.readData(ofLength: count))
 }
+
+/// Waits (up to 5 s) until no open file description holds the store's lock file, so the next
+/// handle opens it alone and verifies the newest commit's pages. A handle's descriptors are
+/// closed when it goes, but a child that another test's thread is spawning at that instant holds
+/// copies of them until it execs (O_CLOEXEC acts only then), and with them the lock file's
+/// open-handles lock: a test that damages a store on purpose and expects the first opener to
+/// notice must wait that out.
+func waitUntilNobodyHasTheStoreOpen(_ storePath: String) throws {
+    let file = try PosixFile(path: storePath + "/lock", flags: O_RDWR)
+    defer { file.close() }
+    let deadline = Date().addingTimeInterval(5)
+    while try file.isLockedByOthers(offset: LockFile.openHandlesByte), Date() < deadline { usleep(1000) }
+}
