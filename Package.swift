@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "StrataBenchKit", path: "Tools/StrataBenchKit"),
         .executableTarget(name: "strata-bench", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataBenchKit"], path: "Tools/strata-bench"),
         // Child process used by the multi-process tests (tests never fork the test process).
-        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataTestFixtures"], path: "Tools/strata-child"),
+        .executableTarget(name: "strata-child", dependencies: ["Strata", "StrataCore", "StrataEntities", "StrataTestFixtures"], path: "Tests/StrataChild"),
         // Formats and helpers shared by the tests and strata-child.
         .target(name: "StrataTestFixtures", dependencies: ["Strata"], path: "Tests/StrataTestFixtures"),
         .testTarget(name: "StrataCoreTests", dependencies: ["StrataCore", "StrataTestFixtures", "strata-child"], path: "Tests/StrataCoreTests",
