@@ -181,7 +181,7 @@ enum DemoCommand: Command {
             }
             rows.append(["notify", "p50 \(duration(percentile(0.5)))",
                          "p99 \(duration(percentile(0.99))), max \(duration(Double(latencies.last!) / 1e6)): commit timestamp to a worker "
-                         + "noticing it, \(grouped(events)) events (stamped once the commit's data is synced, before its meta is written and synced)"])
+                         + "noticing it, \(grouped(events)) events (stamped as the commit's meta is written, before its one sync)"])
         }
 
         let db = try Database(path: path, mode: .readOnly)
@@ -234,31 +234,43 @@ final class DemoChild {
         process.standardOutput = output
         process.standardError = errors
         let inbox = self.inbox
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
+        do {
+            try process.run()
+        } catch {
+            throw ToolError.failure("cannot start the demo \(name) (\(executable)): \(describe(error))")
+        }
+        DemoChild.drain(output.fileHandleForReading, received: { chunk in
             inbox.state.withLock { state in
-                if chunk.isEmpty {
-                    state.outputClosed = true
-                    handle.readabilityHandler = nil
-                    return
-                }
                 state.partial.append(contentsOf: chunk)
                 while let newline = state.partial.firstIndex(of: 0x0A) {
                     state.lines.append(String(decoding: state.partial[..<newline], as: UTF8.self))
                     state.partial.removeSubrange(...newline)
                 }
             }
-        }
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
+        }, ended: { inbox.state.withLock { $0.outputClosed = true } })
+        DemoChild.drain(errors.fileHandleForReading, received: { chunk in
             inbox.state.withLock { $0.errors.append(contentsOf: chunk) }
-        }
-        do {
-            try process.run()
-        } catch {
-            throw ToolError.failure("cannot start the demo \(name) (\(executable)): \(describe(error))")
-        }
+        }, ended: {})
+    }
+
+    /// Reads `handle` on a thread of its own with blocking reads until end of file. Not
+    /// `FileHandle.readabilityHandler`: on Linux clearing it cancels a dispatch source
+    /// asynchronously while the pipe's descriptor may already be closed, which crashed a process
+    /// inside libdispatch once under heavy churn (the test harness does the same, `PipeReader`).
+    private static func drain(_ handle: FileHandle, received: @escaping @Sendable (Data) -> Void,
+                              ended: @escaping @Sendable () -> Void) {
+        let descriptor = handle.fileDescriptor
+        Thread { [handle] in
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                received(Data(buffer[0..<count]))
+            }
+            withExtendedLifetime(handle) {}
+            ended()
+        }.start()
     }
 
     var pid: Int32 { process.processIdentifier }
