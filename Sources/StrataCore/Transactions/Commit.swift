@@ -28,6 +28,13 @@ import Glibc
 //   which is published after the sync: they never verify anything.
 // - A writer that opens a store first wipes a rejected meta (its transaction id and pages will be
 //   reused, which could make it verify later) and syncs what it adopted (`WriterRecovery`).
+// - Number, transaction id and checksum do not tell this commit's page from one an abandoned
+//   attempt at the same transaction id (a commit that failed or crashed before its meta) left at
+//   the same place, with a valid checksum of its own. The meta therefore also carries a digest of
+//   the stored checksums of its pages (`MetaPage.pageDigest`), which opening recomputes.
+// - A commit skipped at open is reported (`Database.skippedCommit`): the checks cannot tell a
+//   commit cut short from one damaged on the disk after its sync, so neither is silent. A writer
+//   never moves a published generation backwards under other open handles (typed error instead).
 //
 // Alternatives weighed: LMDB and libmdbx sync the pages, then write and sync the meta (two
 // flushes, as Strata did before: `O_DSYNC` meta); a write-ahead log also pays one flush but writes
