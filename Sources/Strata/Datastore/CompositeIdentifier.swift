@@ -81,13 +81,13 @@ extension DatastoreReader {
     /// The instances whose (composite) identifier starts with `prefix`, in identifier order.
     /// Throws `KeyPrefixError` if the prefix does not fit `F.Identifier`.
     public func load(_ prefix: KeyPrefix, order: RangeOrder = .ascending, limit: Int? = nil) throws -> [F.Instance] {
-        try loadPrimary(try prefix.keyRange(for: F.Identifier.self), order: order, limit: limit)
+        try loadIdentifierRange(try prefix.keyRange(for: F.Identifier.self), order: order, limit: limit)
     }
 
     /// The instances whose identifier starts with `prefix` and whose next part lies in `range`.
     public func load<R: IndexRangeExpression>(_ prefix: KeyPrefix, then range: R, order: RangeOrder = .ascending,
                                               limit: Int? = nil) throws -> [F.Instance] {
-        try loadPrimary(try prefix.keyRange(for: F.Identifier.self, then: range), order: order, limit: limit)
+        try loadIdentifierRange(try prefix.keyRange(for: F.Identifier.self, then: range), order: order, limit: limit)
     }
 
     /// The identifiers that start with `prefix` (and whose next part lies in `range`, if given),
@@ -110,12 +110,6 @@ extension DatastoreReader {
     where I.Instance == F.Instance {
         try loadIndexed(try schema.index(index), try prefix.keyRange(for: I.Value.self, then: range), valueType: I.Value.self, order: order,
                         limit: limit)
-    }
-
-    private func loadPrimary(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
-        var results: [F.Instance] = []
-        try scan(layout.primary, range, order: order, limit: limit) { key, envelope in results.append(try decode(envelope, id: key.bytes)) }
-        return results
     }
 }
 

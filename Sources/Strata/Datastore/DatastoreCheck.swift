@@ -61,11 +61,11 @@ extension Datastore {
                     let idBytes = key.bytes
                     let instance: F.Instance
                     do { instance = try schema.decode(envelope) } catch {
-                        report.problem("instance \(hexDescription(idBytes)) does not decode: \(error)")
+                        report.problem("instance \(hexBytes(idBytes)) does not decode: \(error)")
                         return true
                     }
                     if F.identifier(of: instance).orderedKeyBytes != idBytes {
-                        report.problem("instance \(hexDescription(idBytes)) is stored under another identifier than its own")
+                        report.problem("instance \(hexBytes(idBytes)) is stored under another identifier than its own")
                     }
                     for (position, info) in indexes.enumerated() {
                         for value in info.definition.encodedValues(of: instance) { expected[position][value + idBytes] = idBytes }
@@ -76,22 +76,23 @@ extension Datastore {
             for (position, info) in indexes.enumerated() {
                 var missing = expected[position]
                 if let tree = try context.tree(info.tree) {
+                    let primary = info.isDirect ? try context.tree(schema.layout.primary) : nil
                     try transaction.scan(tree) { key, value in
                         report.indexEntries += 1
                         let keyBytes = key.bytes
                         guard let idBytes = missing.removeValue(forKey: keyBytes) else {
-                            report.problem("index '\(info.name)' has entry \(hexDescription(keyBytes)) that no instance calls for")
+                            report.problem("index '\(info.name)' has entry \(hexBytes(keyBytes)) that no instance calls for")
                             return true
                         }
-                        if info.isDirect, let primary = try context.tree(schema.layout.primary),
+                        if let primary,
                            try transaction.get(idBytes, in: primary)?.bytes != value.bytes {
-                            report.problem("direct index '\(info.name)' entry \(hexDescription(keyBytes)) holds other bytes than its instance")
+                            report.problem("direct index '\(info.name)' entry \(hexBytes(keyBytes)) holds other bytes than its instance")
                         }
                         return true
                     }
                 }
                 for key in missing.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                    report.problem("index '\(info.name)' lacks entry \(hexDescription(key))")
+                    report.problem("index '\(info.name)' lacks entry \(hexBytes(key))")
                 }
             }
             return report

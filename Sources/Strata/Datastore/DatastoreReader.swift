@@ -44,7 +44,7 @@ public class DatastoreReader<F: DatastoreFormat> {
         try loadIdentifierRange(KeyRange(range), order: order, limit: limit)
     }
 
-    private func loadIdentifierRange(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
+    func loadIdentifierRange(_ range: KeyRange, order: RangeOrder, limit: Int?) throws -> [F.Instance] {
         var results: [F.Instance] = []
         try scan(layout.primary, range, order: order, limit: limit) { key, envelope in results.append(try decode(envelope, id: key.bytes)) }
         return results

@@ -33,8 +33,7 @@ enum DatastoreRename {
         var found: String?
         for former in F.formerNames where former != F.name {
             guard try !DatastoreLayout(name: former).treeNames(in: transaction).isEmpty else { continue }
-            if currentHasTrees { throw RenameError.datastoreNameTaken(datastore: F.name, formerName: former) }
-            if found != nil { throw RenameError.datastoreNameTaken(datastore: F.name, formerName: former) }
+            if currentHasTrees || found != nil { throw RenameError.datastoreNameTaken(datastore: F.name, formerName: former) }
             found = former
         }
         return found

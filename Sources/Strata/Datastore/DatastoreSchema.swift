@@ -65,13 +65,8 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
     }
 
-    static var descriptorKey: String { DatastoreDescriptor.storageKey }
-
     func storedDescriptor(in context: StoreReadContext) throws -> DatastoreDescriptor? {
-        guard let info = try context.tree(layout.info), let bytes = try context.transaction.get(DatastoreSchema.descriptorKey, in: info) else {
-            return nil
-        }
-        return try? JSONDecoder().decode(DatastoreDescriptor.self, from: Data(bytes.bytes))
+        try DatastoreDescriptor.stored(in: context, layout: layout)
     }
 
     /// Compares the stored declaration with the format's and records what must be rebuilt.
@@ -87,7 +82,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         let info = try context.writableTree(layout.info)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try context.write.put(DatastoreSchema.descriptorKey, Array(try encoder.encode(descriptor)), in: info)
+        try context.write.put(DatastoreDescriptor.storageKey, Array(try encoder.encode(descriptor)), in: info)
     }
 }
 

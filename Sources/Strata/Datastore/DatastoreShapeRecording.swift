@@ -11,9 +11,7 @@ extension DatastoreWriter {
               let shape = InstanceShapeRecorder.shape(of: instance) else { return }
         let info = try writeContext.writableTree(layout.info)
         let prefix = schema.currentEnvelopePrefix
-        let stored = try write.get(StoredInstanceShape.key, in: info).flatMap {
-            try? JSONDecoder().decode(StoredInstanceShape.self, from: Data($0.bytes))
-        }
+        let stored = try StoredInstanceShape.stored(in: info, of: write)
         let merged = stored.flatMap { $0.prefix == prefix ? $0.shape.merged(with: shape) : nil } ?? shape
         guard stored != StoredInstanceShape(prefix: prefix, shape: merged) else { return }
         let encoder = JSONEncoder()

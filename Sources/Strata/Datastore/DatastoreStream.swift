@@ -27,7 +27,7 @@ public enum StreamConsistency: Sendable {
 /// consuming task makes the next `next()` throw `CancellationError`.
 ///
 /// ```swift
-/// for try await book in books.stream(from: \.title, "A"..<"B") { … }
+/// for try await book in books.stream("A"..<"B", from: \.title) { … }
 /// for try await book in books.streamAll(order: .descending, limit: 100) { … }
 /// ```
 public struct DatastoreStream<F: DatastoreFormat>: AsyncSequence, Sendable {

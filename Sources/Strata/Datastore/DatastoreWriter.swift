@@ -9,8 +9,6 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     var writeContext: StoreWriteContext { context as! StoreWriteContext }
     var write: WriteTransaction { writeContext.write }
 
-    typealias ChangeKind = ChangeLogKind
-
     /// Stores `instance` (insert or replace). Returns the instance it replaced, if any.
     @discardableResult
     public func persist(_ instance: F.Instance) throws -> F.Instance? {
@@ -129,7 +127,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     // MARK: Change log
 
-    func appendLog(_ kind: ChangeKind, idBytes: [UInt8]) throws {
+    func appendLog(_ kind: ChangeLogKind, idBytes: [UInt8]) throws {
         try writeContext.appendChange(kind.rawValue, idBytes: idBytes, toLog: layout.log)
     }
 }

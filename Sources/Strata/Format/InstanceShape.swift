@@ -1,4 +1,5 @@
 import Foundation
+import StrataCore
 
 /// A description of how a format's instances are laid out, kept in the store (`<name>#info`) so
 /// tools can show binary-coded instances as JSON without the Swift type (`strata dump --decode`).
@@ -28,9 +29,15 @@ indirect enum InstanceShape: Codable, Equatable, Sendable {
     }
 }
 
-/// What `<name>#info` keeps under `shapeKey`: the shape of instances whose envelope starts with
+/// What `<name>#info` keeps under `StoredInstanceShape.key`: the shape of instances whose envelope starts with
 /// `prefix` (the coding tag and version that wrote them).
 struct StoredInstanceShape: Codable, Equatable {
+    /// The shape recorded in a datastore's info tree `info`, or nil (none recorded, or a record
+    /// this version cannot read: readable dumps then fall back to base64, never a guess).
+    static func stored(in info: Tree, of transaction: Transaction) throws -> StoredInstanceShape? {
+        try transaction.get(key, in: info).flatMap { try? JSONDecoder().decode(StoredInstanceShape.self, from: Data($0.bytes)) }
+    }
+
     static let key = "shape"
     var prefix: [UInt8]
     var shape: InstanceShape

@@ -27,9 +27,6 @@ public struct DatastoreSummary: Sendable, Equatable {
     /// The recorded shape of binary-coded instances, if any (see `InstanceShape`).
     let shape: StoredInstanceShape?
 
-    /// Whether `tree` is this datastore's primary tree or one of its bookkeeping trees.
-    public func owns(_ tree: String) -> Bool { tree == name || tree.hasPrefix(name + "#") }
-
     /// Whether `tree`'s values are this datastore's instance envelopes: its primary tree and its
     /// direct indexes.
     public func holdsInstances(_ tree: String) -> Bool {
@@ -61,9 +58,7 @@ public enum StoreInspector {
             DatastoreSummary.IndexSummary(name: index.name, isDirect: index.isDirect,
                                           kind: IndexKind(rawValue: String(index.signature.prefix { $0 != "(" })))
         }
-        let shape = try context.tree(layout.info).flatMap { try transaction.get(StoredInstanceShape.key, in: $0) }.flatMap {
-            try? JSONDecoder().decode(StoredInstanceShape.self, from: Data($0.bytes))
-        }
+        let shape = try context.tree(layout.info).flatMap { try StoredInstanceShape.stored(in: $0, of: transaction) }
         return DatastoreSummary(name: name, instances: instances, version: descriptor?.version, indexes: indexes, coding: coding, shape: shape)
     }
 
@@ -126,7 +121,7 @@ public enum StoreInspector {
             report.instances += 1
             identifierLengths.insert(key.count)
             if InstanceEnvelope.coding(ofEnvelope: envelope.bytes) == nil {
-                report.problem("instance \(hexDescription(key.bytes)) is not an instance envelope (unknown coding tag)")
+                report.problem("instance \(hexBytes(key.bytes)) is not an instance envelope (unknown coding tag)")
             }
             return true
         }
@@ -151,14 +146,14 @@ public enum StoreInspector {
                     }
                 }
                 guard let owner else {
-                    report.problem("index '\(index.name)' entry \(hexDescription(keyBytes)) names no instance")
+                    report.problem("index '\(index.name)' entry \(hexBytes(keyBytes)) names no instance")
                     return true
                 }
                 if index.isDirect && owner.envelope.bytes != value.bytes {
-                    report.problem("direct index '\(index.name)' entry \(hexDescription(keyBytes)) holds other bytes than its instance")
+                    report.problem("direct index '\(index.name)' entry \(hexBytes(keyBytes)) holds other bytes than its instance")
                 }
                 if singleValued && !named.insert(owner.id).inserted {
-                    report.problem("index '\(index.name)' has a second entry for instance \(hexDescription(owner.id))")
+                    report.problem("index '\(index.name)' has a second entry for instance \(hexBytes(owner.id))")
                 }
                 return true
             }
@@ -219,6 +214,3 @@ extension DatastoreDescriptor {
     }
 }
 
-func hexDescription(_ bytes: [UInt8]) -> String {
-    "0x" + bytes.prefix(48).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + (bytes.count > 48 ? "…" : "")
-}
