@@ -68,6 +68,14 @@ public class Transaction {
 
     // MARK: Trees
 
+    /// Whether `tree` can still be used in this transaction: it was opened here, it is not
+    /// dropped, and no rolled-back nested transaction took it away. Layers that keep handles
+    /// across calls check this before reusing one, and open the tree again if it fails.
+    public func isOpen(_ tree: Tree) -> Bool {
+        isActive && tree.transactionSerial == serial && tree.index < trees.count
+            && !trees[tree.index].isDropped && trees[tree.index].name == tree.name
+    }
+
     /// Opens the tree called `name`, or nil if it does not exist in this snapshot.
     public func treeIfPresent(_ name: String) throws -> Tree? {
         try checkActive()
