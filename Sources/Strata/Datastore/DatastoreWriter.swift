@@ -62,7 +62,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
         var changes: [IndexChange] = []
         changes.reserveCapacity(schema.indexes.count)
-        for (position, info) in schema.indexes.enumerated() {
+        let indexes = schema.indexes
+        for position in 0..<indexes.count {
+            let info = indexes[position]
             let newValues = info.definition.encodedValues(of: instance)
             let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
             let tree = try trees.index(at: position, named: info.tree, in: writeContext)
@@ -122,10 +124,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// Entries of one value are the keys with its bytes as prefix, so the first key at or after
     /// `value` is the only candidate.
     private func isTaken(_ value: [UInt8], byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
-        let cursor = try write.cursor(tree)
-        guard try cursor.seek(value) else { return false }
-        return try cursor.key().withUnsafeBytes { key in
-            key.starts(with: value) && !key.dropFirst(value.count).elementsEqual(idBytes)
+        try write.withFirstKey(atOrAfter: value, in: tree) { key in
+            guard let key, key.starts(with: value) else { return false }
+            return !key.dropFirst(value.count).elementsEqual(idBytes)
         }
     }
 
