@@ -126,28 +126,27 @@ enum MetaReader {
             }
             var index = 0
             while index < Int(run.count) {
-                let page = buffer + index * pageSize
+                let page = Page.Header(buffer + index * pageSize)
                 let number = run.first + UInt64(index)
-                guard page.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) == number else {
+                guard page.number == number else {
                     return "page \(number) carries another page number"
                 }
-                guard page.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) == meta.transactionID else {
+                guard page.transactionID == meta.transactionID else {
                     return "page \(number) was not written by transaction \(meta.transactionID)"
                 }
                 var span = 1
-                switch PageKind(rawValue: page.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) {
+                switch page.kind {
                 case .branch?, .leaf?: break
                 case .overflow?:
-                    span = Int(page.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self))
+                    span = page.overflowPageCount
                     guard span >= 1, index + span <= Int(run.count) else { return "overflow page \(number) claims \(span) pages" }
                 default:
                     return "page \(number) has no tree page kind"
                 }
-                let stored = page.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
-                guard stored == PageBuffer.checksum(of: page, byteCount: span * pageSize) else {
+                guard page.checksumMatches(pageCount: span, pageSize: pageSize) else {
                     return "page \(number) checksum mismatch"
                 }
-                digest = MetaPage.digest(folding: stored, into: digest)
+                digest = MetaPage.digest(folding: page.storedChecksum, into: digest)
                 index += span
             }
         }

@@ -199,6 +199,45 @@ struct Page {
     }
 }
 
+extension Page {
+    /// The header fields every page shares, tree page or overflow run, read from raw bytes that
+    /// are not trusted: callers compare each field with what they expect before using the page.
+    struct Header {
+        let base: UnsafeRawPointer
+
+        init(_ base: UnsafeRawPointer) { self.base = base }
+
+        var number: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) }
+        var transactionID: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) }
+        var kind: PageKind? { PageKind(rawValue: base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) }
+        /// The page count an overflow run's first page records (meaningless for other kinds).
+        var overflowPageCount: Int { Int(base.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)) }
+        var storedChecksum: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) }
+
+        /// Whether the stored checksum is that of the `pageCount` pages starting here (1 for a
+        /// tree page, the run's length for an overflow run).
+        func checksumMatches(pageCount: Int, pageSize: Int) -> Bool {
+            storedChecksum == PageBuffer.checksum(of: base, byteCount: pageCount * pageSize)
+        }
+
+        /// Whether this is the first page of the overflow run `number` of `pageCount` pages.
+        func isOverflowRun(_ number: UInt64, pageCount: Int) -> Bool {
+            self.number == number && kind == .overflow && overflowPageCount == pageCount
+        }
+
+        /// The `length` value bytes an overflow run holds after its header (the caller has
+        /// checked the run with `isOverflowRun` and that it is long enough).
+        func overflowValue(length: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: base + PageLayout.headerSize, count: length)
+        }
+    }
+
+    /// The pages an overflow run holding `valueLength` bytes occupies (its header included).
+    static func overflowPageCount(valueLength: Int, pageSize: Int) -> Int {
+        (PageLayout.headerSize + valueLength + pageSize - 1) / pageSize
+    }
+}
+
 /// memcmp order; a proper prefix sorts first. Only the sign of the result is meaningful.
 @inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = min(a.count, b.count)
