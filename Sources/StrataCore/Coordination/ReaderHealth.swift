@@ -48,7 +48,7 @@ extension Database {
             var more = try cursor.first()
             while more {
                 let key = try cursor.key()
-                let freedBy = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                let freedBy = try key.withUnsafeBytes { try FreeRecordKey.freedBy(of: $0, in: transaction.freeTree) }
                 counts.append((freedBy, UInt64(try cursor.value().count / 8)))
                 more = try cursor.next()
             }

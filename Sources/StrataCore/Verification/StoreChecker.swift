@@ -192,8 +192,8 @@ struct StoreChecker {
         while more {
             do {
                 let value = try cursor.value()
-                let keyLength = try cursor.key().count
-                if value.count % 8 != 0 || keyLength != PageAllocator.keySize {
+                let wellFormed = try cursor.key().withUnsafeBytes { FreeRecordKey.isWellFormed($0) }
+                if value.count % 8 != 0 || !wellFormed {
                     problem("free tree: malformed record")
                 } else {
                     value.withUnsafeBytes { raw in
