@@ -78,10 +78,10 @@ import Testing
         #expect(reader.waitFor("pinned") == "pinned 1")
         for _ in 0..<30 { try rewrite() }
         let pinnedCount = try db.read { $0.pageCount }
-        #expect(db.readerSlots().contains { $0.pid == reader.pid && $0.snapshot == 1 })
+        #expect(try db.readerReport().contains { $0.pid == reader.pid && $0.snapshot == 1 })
         reader.killHard()
         #expect(db.reapDeadReaders() == 1)
-        #expect(!db.readerSlots().contains { $0.pid == reader.pid })
+        #expect(try !db.readerReport().contains { $0.pid == reader.pid })
         // With the pin gone, rewriting reuses pages: the file stops growing.
         for _ in 0..<10 { try rewrite() }
         let settled = try db.read { $0.pageCount }

@@ -109,9 +109,9 @@ import Testing
         // new reader that needs their slot).
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && db.oldestReaderSnapshot != nil { usleep(20_000) }
-        #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \(db.readerSlots())")
+        #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \((try? db.readerReport()) ?? [])")
         let idleDead = db.reapDeadReaders()
-        let leftover = db.readerSlots().filter { !$0.ownedByThisHandle }
+        let leftover = try db.readerReport().filter { !$0.isThisHandle }
         #expect(leftover.isEmpty, "dead reader slots not reclaimed: \(leftover)")
         // With no reader left, the file stops growing.
         let before = writer.commits.load(ordering: .relaxed)
