@@ -56,8 +56,6 @@ import Testing
     /// A JSON-coded datastore, for `dump --decode`.
     struct NoteFormat: DatastoreFormat {
         static let name = "notes"
-        enum Version: Int, DatastoreVersion { case v1 = 1 }
-        static let currentVersion = Version.v1
         static var coding: InstanceCoding { .json }
         typealias Instance = Note
         typealias Identifier = Int
