@@ -63,10 +63,7 @@ import Testing
     }
 
     @Test func killedReaderDoesNotPinPagesForever() throws {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
         func rewrite() throws {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("t")
@@ -94,13 +91,11 @@ import Testing
 
 @Suite(.serialized) struct ReaderHealthTests {
     @Test func longLivedReaderIsReportedWithLagAndPinnedPages() throws {
-        let dir = TemporaryDirectory()
         let reported = ReportedReaders()
-        var options = DatabaseOptions()
-        options.durability = .none
-        options.longLivedReaderLimit = 0.05
-        options.onLongLivedReaders = { readers in reported.add(readers) }
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore { options in
+            options.longLivedReaderLimit = 0.05
+            options.onLongLivedReaders = { readers in reported.add(readers) }
+        }
         func rewrite() throws {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("t")
