@@ -82,14 +82,21 @@ struct Page {
     }
 
     @inline(__always) func leafKey(_ index: Int) throws -> UnsafeRawBufferPointer {
+        try key(index, kind: "leaf", headerSize: PageLayout.leafNodeHeader, keyLengthOffset: 2)
+    }
+
+    /// The key of node `index`, whose header is `headerSize` bytes with the u16 key length at
+    /// `keyLengthOffset` and the key right after it; both checked to lie inside the page.
+    @inline(__always)
+    private func key(_ index: Int, kind: StaticString, headerSize: Int, keyLengthOffset: Int) throws -> UnsafeRawBufferPointer {
         let offset = try nodeOffset(index)
-        guard offset + PageLayout.leafNodeHeader <= size else {
-            throw StrataError.corruptPage(page: number, reason: "leaf node \(index) header crosses the page end")
+        guard offset + headerSize <= size else {
+            throw StrataError.corruptPage(page: number, reason: "\(kind) node \(index) header crosses the page end")
         }
-        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
-        let keyStart = offset + PageLayout.leafNodeHeader
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + keyLengthOffset, as: UInt16.self))
+        let keyStart = offset + headerSize
         guard keyStart + keyLength <= size else {
-            throw StrataError.corruptPage(page: number, reason: "leaf key \(index) crosses the page end")
+            throw StrataError.corruptPage(page: number, reason: "\(kind) key \(index) crosses the page end")
         }
         return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
     }
@@ -97,16 +104,7 @@ struct Page {
     // MARK: Branch nodes
 
     @inline(__always) func branchKey(_ index: Int) throws -> UnsafeRawBufferPointer {
-        let offset = try nodeOffset(index)
-        guard offset + PageLayout.branchNodeHeader <= size else {
-            throw StrataError.corruptPage(page: number, reason: "branch node \(index) header crosses the page end")
-        }
-        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 8, as: UInt16.self))
-        let keyStart = offset + PageLayout.branchNodeHeader
-        guard keyStart + keyLength <= size else {
-            throw StrataError.corruptPage(page: number, reason: "branch key \(index) crosses the page end")
-        }
-        return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
+        try key(index, kind: "branch", headerSize: PageLayout.branchNodeHeader, keyLengthOffset: 8)
     }
 
     @inline(__always) func child(_ index: Int) throws -> UInt64 {
