@@ -20,6 +20,17 @@ enum MetaReader {
         var skipped: SkippedCommit?
     }
 
+    /// The bytes of both meta pages (the first two pages of the file, or what the file holds of
+    /// them). Only a writer changes them; while they read the same, a choice made earlier still
+    /// stands: the pages the chosen meta names are live and never rewritten, and a rejected newer
+    /// meta stays rejected (another attempt at its transaction has another page digest, and the
+    /// writer that makes it first wipes that meta's slot).
+    static func metaPages(of file: PosixFile, pageSize: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 2 * pageSize)
+        let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: $0.count, at: 0) }
+        return Array(bytes.prefix(count))
+    }
+
     static func newestMeta(of file: PosixFile, storePath: String, verifying: Bool = true) throws -> MetaPage {
         try choose(in: file, storePath: storePath, verifying: verifying).meta
     }
