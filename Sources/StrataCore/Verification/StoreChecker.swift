@@ -18,6 +18,8 @@ public struct CheckReport: Sendable {
     public var treePages: UInt64 = 0
     /// Pages listed as free.
     public var freePages: UInt64 = 0
+    /// The meta pages at the start of the file (they belong to no tree and are never free).
+    public var metaPages: UInt64 { PageLayout.metaPageCount }
     /// The named trees of the catalog whose records could be read, in catalog order.
     public var trees: [TreeSummary] = []
     /// Human-readable descriptions of everything wrong; empty when the store is clean.
