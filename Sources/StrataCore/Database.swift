@@ -120,11 +120,11 @@ public final class Database: Sendable {
         // writer may have committed since the read above. Only then (nobody else has the store
         // open) are the newest meta's pages verified.
         let openedData = dataFile
-        var verified: MetaPage?
+        var verified: (choice: MetaReader.Choice, metaPages: [UInt8])?
         var skipped: SkippedCommit?
         let verifyNewest = {
             let choice = try MetaReader.choose(in: openedData, storePath: path)
-            verified = choice.meta
+            verified = (choice, try MetaReader.metaPages(of: openedData, pageSize: choice.meta.pageSize))
             skipped = choice.skipped
             return choice.meta
         }
@@ -139,8 +139,15 @@ public final class Database: Sendable {
         var fileSize = try dataFile.size()
         if mode == .readWrite {
             try WriterLock.acquire(lockFile, dataFile: dataFile, path: path, wait: options.writerLockWait)
-            // A previous writer may have committed between our first look and the lock.
-            let choice = try MetaReader.choose(in: dataFile, storePath: path)
+            // A previous writer may have committed between our first look and the lock. If this
+            // handle verified at open and no writer has touched the metas since, that choice
+            // stands (verifying costs up to two commits' pages); otherwise choose again.
+            let choice: MetaReader.Choice
+            if let verified, try MetaReader.metaPages(of: dataFile, pageSize: verified.choice.meta.pageSize) == verified.metaPages {
+                choice = verified.choice
+            } else {
+                choice = try MetaReader.choose(in: dataFile, storePath: path)
+            }
             skipped = choice.skipped ?? skipped
             // A commit is published only after its sync, so a published generation that no longer
             // verifies was damaged on the disk since. Going back to the commit before it under the
@@ -159,7 +166,7 @@ public final class Database: Sendable {
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
             writer = WriterSession(committed: newest, fileSize: fileSize)
         } else {
-            try MetaReader.checkLength(fileSize, of: verified ?? newest, storePath: path)
+            try MetaReader.checkLength(fileSize, of: verified?.choice.meta ?? newest, storePath: path)
             writer = nil
         }
         skippedCommit = skipped

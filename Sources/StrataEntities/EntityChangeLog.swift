@@ -87,15 +87,20 @@ enum EntityChangeLog {
 
     static func key(_ generation: UInt64) -> [UInt8] { withUnsafeBytes(of: generation.bigEndian) { Array($0) } }
 
+    /// The generation of a stored log key (the inverse of `key(_:)`).
+    /// - Throws: `EntityError.corrupt` if `key` is not 8 bytes.
+    static func generation(of key: ByteView) throws -> UInt64 {
+        guard key.count == 8 else { throw EntityError.corrupt(reason: "log key of \(key.count) bytes") }
+        return key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
     /// Appends the commit's changes and trims entries no observer can still need.
     static func append(_ changes: [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
         let generation = transaction.transactionID
         try transaction.put(key(generation), encode(changes), in: log)
         let cursor = try transaction.cursor(log)
         guard try cursor.first() else { return }
-        let first = try cursor.key()
-        guard first.count == 8 else { throw EntityError.corrupt(reason: "log key of \(first.count) bytes") }
-        let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let oldest = try EntityChangeLog.generation(of: try cursor.key())
         // Cheap test first: nothing can be due yet whatever the readers hold.
         guard generation > oldest &+ retention &+ trimBatch else { return }
         let horizon = min(transaction.database.oldestReaderSnapshot ?? generation, generation)

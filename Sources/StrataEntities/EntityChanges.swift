@@ -58,8 +58,7 @@ public struct EntityChanges: AsyncSequence {
             guard new.generation > old.generation else { return new.end() }
             if let log = try new.treeIfPresent(EntityLayout.log) {
                 try new.scan(log, from: EntityChangeLog.key(old.generation + 1)) { key, value in
-                    guard key.count == 8 else { throw EntityError.corrupt(reason: "log key of \(key.count) bytes") }
-                    let generation = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    let generation = try EntityChangeLog.generation(of: key)
                     buffered.append(EntityCommit(generation: generation, changes: try value.withUnsafeBytes { try EntityChangeLog.decode($0) }))
                     return true
                 }

@@ -75,11 +75,7 @@ import Testing
         do { // the handle must be gone: a store nobody has open is verified when opened
             let box = IOBox<FaultyIO>()
             var options = DatabaseOptions()
-            options.dataFileIO = { inner in
-                let io = FaultyIO(inner: inner)
-                box.io = io
-                return io
-            }
+            box.install(in: &options) { FaultyIO(inner: $0) }
             let db = try Database(path: dir.path, options: options)
             let faulty = try #require(box.io)
             try db.write { tx in

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import StrataCore
+@_spi(Testing) @testable import StrataCore
 import StrataTestFixtures
 
 /// A bound for a randomized or long-running test: the environment variable if set, else `standard`
@@ -11,6 +11,20 @@ func environmentCount(_ name: String, default standard: Int) -> Int {
 
 func environmentSeconds(_ name: String, default standard: Double) -> Double {
     ProcessInfo.processInfo.environment[name].flatMap(Double.init) ?? standard
+}
+
+/// Holds the data-file IO a test store was opened with, so the test can steer it.
+final class IOBox<IO: DataFileIO>: @unchecked Sendable {
+    var io: IO?
+
+    /// Makes `options` wrap the store's data file in the IO `make` builds, and keeps it here.
+    func install(in options: inout DatabaseOptions, _ make: @escaping @Sendable (any DataFileIO) -> IO) {
+        options.dataFileIO = { inner in
+            let io = make(inner)
+            self.io = io
+            return io
+        }
+    }
 }
 
 /// Every tree of a snapshot: name -> key -> value.

@@ -62,10 +62,8 @@ import Testing
     /// one that calls `abort()` are rolled back alone (the latter returns normally, as an
     /// ungrouped write would), the others commit together.
     @Test func groupedBodiesThatThrowOrAbortRollBackAlone() throws {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         try db.write { tx in _ = try tx.createTree("g") }
         let holder = try db.beginWrite() // the writer lock: requests queue behind it
         let results = Mutex<[Int: String]>([:])

@@ -94,11 +94,7 @@ final class FaultyIO: DataFileIO, @unchecked Sendable {
         let box = IOBox<FaultyIO>()
         var options = DatabaseOptions()
         options.durability = durability
-        options.dataFileIO = { inner in
-            let io = FaultyIO(inner: inner)
-            box.io = io
-            return io
-        }
+        box.install(in: &options) { FaultyIO(inner: $0) }
         let db = try Database(path: dir.path, options: options)
         return Store(dir: dir, db: db, io: try #require(box.io), options: options)
     }

@@ -63,10 +63,7 @@ import Testing
     }
 
     @Test func killedReaderDoesNotPinPagesForever() throws {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
         func rewrite() throws {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("t")
@@ -78,10 +75,10 @@ import Testing
         #expect(reader.waitFor("pinned") == "pinned 1")
         for _ in 0..<30 { try rewrite() }
         let pinnedCount = try db.read { $0.pageCount }
-        #expect(db.readerSlots().contains { $0.pid == reader.pid && $0.snapshot == 1 })
+        #expect(try db.readerReport().contains { $0.pid == reader.pid && $0.snapshot == 1 })
         reader.killHard()
         #expect(db.reapDeadReaders() == 1)
-        #expect(!db.readerSlots().contains { $0.pid == reader.pid })
+        #expect(try !db.readerReport().contains { $0.pid == reader.pid })
         // With the pin gone, rewriting reuses pages: the file stops growing.
         for _ in 0..<10 { try rewrite() }
         let settled = try db.read { $0.pageCount }
@@ -94,13 +91,11 @@ import Testing
 
 @Suite(.serialized) struct ReaderHealthTests {
     @Test func longLivedReaderIsReportedWithLagAndPinnedPages() throws {
-        let dir = TemporaryDirectory()
         let reported = ReportedReaders()
-        var options = DatabaseOptions()
-        options.durability = .none
-        options.longLivedReaderLimit = 0.05
-        options.onLongLivedReaders = { readers in reported.add(readers) }
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore { options in
+            options.longLivedReaderLimit = 0.05
+            options.onLongLivedReaders = { readers in reported.add(readers) }
+        }
         func rewrite() throws {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("t")

@@ -39,10 +39,8 @@ import Testing
     @Test func nestedRollbacksMatchModel() throws {
         let seed = testSeed("nestedRollbacksMatchModel")
         let run = Run(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         var model: Model = [:]
         for _ in 0..<120 {
             var pending = model

@@ -126,10 +126,6 @@ final class PowerLossIO: DataFileIO, @unchecked Sendable {
 }
 
 /// Lets the `dataFileIO` closure hand the double it creates back to the test.
-final class IOBox<IO: AnyObject>: @unchecked Sendable {
-    var io: IO?
-}
-
 /// Power loss at random instants of a workload, simulated by `PowerLossIO`: each crash image is
 /// written to its own store directory and opened there.
 ///
@@ -164,11 +160,7 @@ final class IOBox<IO: AnyObject>: @unchecked Sendable {
         var options = DatabaseOptions()
         options.durability = durability
         options.pageSize = 4096
-        options.dataFileIO = { inner in
-            let io = PowerLossIO(inner: inner)
-            box.io = io
-            return io
-        }
+        box.install(in: &options) { PowerLossIO(inner: $0) }
         let db = try Database(path: dir.path, options: options)
         let io = try #require(box.io)
         var history: [UInt64: StoreContent] = [0: [:]]

@@ -60,12 +60,10 @@ import Testing
         let total = environmentCount("STRATA_READER_KILLS", default: 150)
         let seed = testSeed("readerStress")
         var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        // Far fewer slots than readers: without reclaiming dead slots the table would fill up.
-        options.readerSlots = 12
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore { options in
+            // Far fewer slots than readers: without reclaiming dead slots the table would fill up.
+            options.readerSlots = 12
+        }
         try ReaderStressTests.rewrite(db, round: 0)
         let writer = BackgroundWriter(db)
         writer.start()
@@ -109,9 +107,9 @@ import Testing
         // new reader that needs their slot).
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && db.oldestReaderSnapshot != nil { usleep(20_000) }
-        #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \(db.readerSlots())")
+        #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \((try? db.readerReport()) ?? [])")
         let idleDead = db.reapDeadReaders()
-        let leftover = db.readerSlots().filter { !$0.ownedByThisHandle }
+        let leftover = try db.readerReport().filter { !$0.isThisHandle }
         #expect(leftover.isEmpty, "dead reader slots not reclaimed: \(leftover)")
         // With no reader left, the file stops growing.
         let before = writer.commits.load(ordering: .relaxed)
@@ -134,10 +132,8 @@ import Testing
     /// The same in one process, deterministically: a snapshot held across 40 commits leaves a free
     /// list of several leaves; once it ends, every page a commit needs can be reused.
     @Test func fileStopsGrowingAfterALongSnapshotEnds() throws {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         try ReaderStressTests.rewrite(db, round: 0)
         let pin = try db.beginRead()
         for round in 1...40 { try ReaderStressTests.rewrite(db, round: round) }
@@ -153,13 +149,11 @@ import Testing
     }
 
     @Test func longLivedReaderIsReportedAndItsSpaceComesBackWhenItLeaves() throws {
-        let dir = TemporaryDirectory()
         let reported = ReportedReaders()
-        var options = DatabaseOptions()
-        options.durability = .none
-        options.longLivedReaderLimit = 0.2
-        options.onLongLivedReaders = { readers in reported.add(readers) }
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore { options in
+            options.longLivedReaderLimit = 0.2
+            options.onLongLivedReaders = { readers in reported.add(readers) }
+        }
         try ReaderStressTests.rewrite(db, round: 0)
         let holder = try ChildProcess(["pin-until", dir.path])
         #expect(holder.waitFor("pinned") == "pinned 1")

@@ -8,10 +8,8 @@ import Testing
     @Test func emptiedSingleChildPagesLeaveTheTree() throws {
         let seed = testSeed("emptiedSingleChildPages")
         var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         var model: [String: [UInt8]] = [:]
         for round in 0..<60 {
             try db.write { tx in
@@ -49,13 +47,6 @@ import Testing
     }
 
     /// A store without syncs (the shape tests commit often and never test durability).
-    static func unsyncedStore() throws -> (TemporaryDirectory, Database) {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        return (dir, try Database(path: dir.path, options: options))
-    }
-
     /// Log keys: long ones keep branch fan-out low, so a few thousand entries make a tree three
     /// or four levels deep, where whole branches merge.
     static func logKey(_ n: Int) -> String { String(format: "%012d", n) + String(repeating: "-", count: 120) }
@@ -64,7 +55,7 @@ import Testing
     @Test func trimmingFromTheLeftNeverLeavesAnEmptyPage() throws {
         let seed = testSeed("trimmingFromTheLeft")
         var random = SeededGenerator(seed: seed)
-        let (dir, db) = try Self.unsyncedStore()
+        let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
         var next = 0
         var oldest = 0
@@ -94,7 +85,7 @@ import Testing
     @Test func deleteLeadingMatchesOneByOneDeletes() throws {
         let seed = testSeed("deleteLeading")
         var random = SeededGenerator(seed: seed)
-        let (dir, db) = try Self.unsyncedStore()
+        let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
         var next = 0
         var oldest = 0
@@ -143,10 +134,8 @@ import Testing
     /// Many tiny commits (the free tree's own pages dominate what each commit touches) must not
     /// grow the file or the free list without bound.
     @Test func tinyCommitsKeepTheFileBounded() throws {
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
-        let db = try Database(path: dir.path, options: options)
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
         func commit(_ i: Int) throws {
             try db.write { tx in
                 let t = try tx.openOrCreateTree("t")

@@ -61,11 +61,10 @@ public struct BookFormat: DatastoreFormat {
     public let shelfTitle = Index(\.shelf, \.title)
 }
 
-/// The same datastore as written by an old build: version 1 only.
+/// The same datastore as written by an old build: version 1 only (it declares no `Version`, so
+/// `InitialVersion`: the migration tests read what it wrote through `BookFormat.Version.v1`).
 public struct BookFormatV1: DatastoreFormat {
     public static let name = "books"
-    public enum Version: Int, DatastoreVersion { case v1 = 1 }
-    public static let currentVersion = Version.v1
     public typealias Instance = BookV1
     public typealias Identifier = UUID
     public init() {}

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// A real child process running `strata-child`, with line-based stdin/stdout.
+/// A real child process running `strata-child` (or another of the package's executables), with
+/// line-based stdin/stdout.
 public final class ChildProcess: @unchecked Sendable {
     public let process = Process()
     private let input = Pipe()
@@ -11,8 +12,8 @@ public final class ChildProcess: @unchecked Sendable {
     private let inbox = Inbox()
     private var consumed = 0
 
-    public init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: builtExecutable("strata-child"))
+    public init(_ arguments: [String], executable: String = "strata-child") throws {
+        process.executableURL = URL(fileURLWithPath: builtExecutable(executable))
         process.arguments = arguments
         process.standardInput = input
         process.standardOutput = output

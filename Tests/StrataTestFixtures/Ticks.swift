@@ -14,8 +14,6 @@ public struct Tick: Codable, Identifiable, Sendable, Equatable {
 
 public struct TickFormat: DatastoreFormat {
     public static let name = "ticks"
-    public enum Version: Int, DatastoreVersion { case v1 = 1 }
-    public static let currentVersion = Version.v1
     public typealias Instance = Tick
     public typealias Identifier = Int
     public init() {}

@@ -2,7 +2,6 @@ import Foundation
 import Strata
 import StrataCore
 import StrataTestFixtures
-import Synchronization
 import Testing
 
 /// The `strata` command-line tool, run as the built executable.
@@ -56,8 +55,6 @@ import Testing
     /// A JSON-coded datastore, for `dump --decode`.
     struct NoteFormat: DatastoreFormat {
         static let name = "notes"
-        enum Version: Int, DatastoreVersion { case v1 = 1 }
-        static let currentVersion = Version.v1
         static var coding: InstanceCoding { .json }
         typealias Instance = Note
         typealias Identifier = Int
@@ -328,7 +325,7 @@ import Testing
         let dir = TemporaryDirectory()
         let db = try Database(path: dir.path)
         try db.write { tx in _ = try tx.createTree("a"); _ = try tx.createTree("b") }
-        let watch = try LiveProcess(builtExecutable("strata"), ["watch", dir.path, "--trees", "a", "--count", "3"])
+        let watch = try ChildProcess(["watch", dir.path, "--trees", "a", "--count", "3"], executable: "strata")
         let first = watch.nextLine()
         #expect(first?.hasPrefix("watching \(dir.path) (trees a) from generation 1") == true, "\(String(describing: first))")
         var lines: [String] = []
@@ -382,55 +379,5 @@ import Testing
             #expect(result.stdout.contains(expected), "missing '\(expected)' in:\n\(result.stdout)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path))
-    }
-}
-
-/// A running executable whose stdout is read line by line as it arrives.
-final class LiveProcess {
-    let process = Process()
-    private let output = Pipe()
-    private final class Lines: Sendable { let state = Mutex<(partial: [UInt8], lines: [String])>(([], [])) }
-    private let lines = Lines()
-    private var consumed = 0
-
-    init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        let lines = self.lines
-        try process.run()
-        PipeReader.start(output.fileHandleForReading, received: { chunk in
-            lines.state.withLock { state in
-                state.partial.append(contentsOf: chunk)
-                while let newline = state.partial.firstIndex(of: 0x0A) {
-                    state.lines.append(String(decoding: state.partial[..<newline], as: UTF8.self))
-                    state.partial.removeSubrange(...newline)
-                }
-            }
-        }, ended: {})
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
-    func nextLine(timeout: Double = 20) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let index = consumed
-            if let line = lines.state.withLock({ $0.lines.count > index ? $0.lines[index] : nil }) {
-                consumed += 1
-                return line
-            }
-            usleep(1000)
-        }
-        return nil
-    }
-
-    func waitForExit(timeout: Double = 20) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(2000) }
-        return process.isRunning ? nil : process.terminationStatus
     }
 }

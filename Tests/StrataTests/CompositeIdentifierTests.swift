@@ -13,8 +13,6 @@ struct ShelvedBook: Codable, Sendable, Equatable {
 
 struct ShelvedBookFormat: DatastoreFormat {
     static let name = "shelved"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = ShelvedBook
     typealias Identifier = CompositeKey<Int, String>
     static func identifier(of book: ShelvedBook) -> Identifier { CompositeKey(book.shelf, book.title) }

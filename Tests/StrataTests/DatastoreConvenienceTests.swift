@@ -11,8 +11,6 @@ struct Note: Codable, Identifiable, Sendable, Equatable {
 
 struct NoteFormat: DatastoreFormat {
     static let name = "notes"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = Note
     typealias Identifier = UUID
     let text = Index(\.text)

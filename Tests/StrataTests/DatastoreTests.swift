@@ -87,8 +87,6 @@ func sampleBooks() -> [Book] {
 
     struct NumberedFormat: DatastoreFormat {
         static let name = "numbered"
-        enum Version: Int, DatastoreVersion { case v1 = 1 }
-        static let currentVersion = Version.v1
         typealias Instance = Numbered
         typealias Identifier = Int
         let score = Index(\.score)
@@ -97,8 +95,6 @@ func sampleBooks() -> [Book] {
 
     struct NeighbourFormat: DatastoreFormat {
         static let name = "numbered2" // shares a prefix with "numbered"
-        enum Version: Int, DatastoreVersion { case v1 = 1 }
-        static let currentVersion = Version.v1
         typealias Instance = Numbered
         typealias Identifier = Int
         let score = Index(\.score)

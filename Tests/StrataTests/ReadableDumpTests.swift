@@ -20,8 +20,6 @@ struct Gadget: Codable, Sendable, Identifiable, Equatable {
 
 struct GadgetFormat: DatastoreFormat {
     static let name = "gadgets"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = Gadget
     typealias Identifier = UUID
     @Direct var label = OneToOneIndex(\.label)

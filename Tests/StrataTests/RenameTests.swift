@@ -15,8 +15,6 @@ struct EntryBoth: Codable, Sendable, Identifiable { var id: Int; var title: Stri
 
 struct EntryFormatV1: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = EntryV1
     typealias Identifier = Int
     let title = Index(\.title)
@@ -24,8 +22,6 @@ struct EntryFormatV1: DatastoreFormat {
 
 struct EntryFormat: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = Entry
     typealias Identifier = Int
     static let fieldEvolution: FieldEvolution? = FieldEvolution(renamed: ["writer": "author"], defaults: ["rating": 3])
@@ -34,8 +30,6 @@ struct EntryFormat: DatastoreFormat {
 
 struct EntryBothFormat: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = EntryBoth
     typealias Identifier = Int
     let title = Index(\.title)
@@ -43,8 +37,6 @@ struct EntryBothFormat: DatastoreFormat {
 
 struct EntryFormatV1JSON: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     static var coding: InstanceCoding { .json }
     typealias Instance = EntryV1
     typealias Identifier = Int
@@ -52,8 +44,6 @@ struct EntryFormatV1JSON: DatastoreFormat {
 
 struct EntryFormatJSON: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     static var coding: InstanceCoding { .json }
     typealias Instance = Entry
     typealias Identifier = Int
@@ -62,8 +52,6 @@ struct EntryFormatJSON: DatastoreFormat {
 
 struct ConflictingFormat: DatastoreFormat {
     static let name = "entries"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = Entry
     typealias Identifier = Int
     static let fieldEvolution: FieldEvolution? = FieldEvolution(renamed: ["writer": "author", "pen": "author"])
@@ -73,8 +61,6 @@ struct ConflictingFormat: DatastoreFormat {
 struct ArticleFormat: DatastoreFormat {
     static let name = "articles"
     static let formerNames = ["entries"]
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = EntryV1
     typealias Identifier = Int
     let title = Index(\.title)

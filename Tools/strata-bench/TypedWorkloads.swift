@@ -8,8 +8,6 @@ import StrataCore
 
 struct BenchBookFormat: DatastoreFormat {
     static let name = "books"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = BenchBook
     typealias Identifier = UUID
     let title = Index(\.title)

@@ -8,10 +8,10 @@ final class ByteSink {
     private let path: String
     private let ownsDescriptor: Bool
 
-    /// Standard output.
-    init() {
-        descriptor = 1
-        path = "stdout"
+    /// An open descriptor this sink does not close: standard output unless told otherwise.
+    init(descriptor: Int32 = 1, name: String = "stdout") {
+        self.descriptor = descriptor
+        path = name
         ownsDescriptor = false
     }
 

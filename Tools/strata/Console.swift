@@ -29,18 +29,9 @@ enum Console {
         writeAll(2, Array("\(message)\n".utf8))
     }
 
+    /// Writes all of `bytes` to `descriptor`; a failure is dropped (there is nowhere left to report it).
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        bytes.withUnsafeBytes { raw in _ = try? ByteSink(descriptor: descriptor, name: "descriptor \(descriptor)").write(raw) }
     }
 
     /// Whether stderr is a terminal (progress bars are drawn only then).

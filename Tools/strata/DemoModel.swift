@@ -18,8 +18,6 @@ struct Order: Codable, Identifiable, Sendable {
 
 struct OrderFormat: DatastoreFormat {
     static let name = "orders"
-    enum Version: Int, DatastoreVersion { case v1 = 1 }
-    static let currentVersion = Version.v1
     typealias Instance = Order
     typealias Identifier = UInt64
 

@@ -40,8 +40,8 @@ enum StatCommand: Command {
         // The walk counts the catalog's and the free list's own pages as tree pages too.
         let named = report.trees.reduce(UInt64(0)) { $0 + $1.record.branchPages + $1.record.leafPages + $1.record.overflowPages }
         let bookkeeping = report.treePages - min(report.treePages, named)
-        text += "pages        \(grouped(named)) in trees, \(grouped(bookkeeping)) catalog and free list, \(grouped(report.freePages)) free, 2 meta"
-        let unaccounted = report.pageCount - min(report.pageCount, report.treePages + report.freePages + 2)
+        text += "pages        \(grouped(named)) in trees, \(grouped(bookkeeping)) catalog and free list, \(grouped(report.freePages)) free, \(report.metaPages) meta"
+        let unaccounted = report.pageCount - min(report.pageCount, report.treePages + report.freePages + report.metaPages)
         text += unaccounted > 0 ? ", \(grouped(unaccounted)) lost\n" : "\n"
 
         text += "\ntrees (\(report.trees.count))\n"

@@ -46,37 +46,38 @@ enum BinaryJSONRenderer {
             guard offset + length == bytes.count else { throw BinaryFormatError("Data does not fill its slot") }
             return quoted(Data(bytes[offset...]).base64EncodedString())
         case .object(let fields):
-            var offset = 0
-            let count = try BinaryVarint.read(from: bytes, at: &offset)
-            guard count <= UInt64(bytes.count) else { throw BinaryFormatError("keyed container count") }
-            var output = "{"
-            for index in 0..<Int(count) {
-                let keyLength = try BinaryVarint.readLength(from: bytes, at: &offset, of: "key")
-                guard let key = String(validating: bytes[offset..<offset + keyLength], as: UTF8.self) else {
-                    throw BinaryFormatError("key is not UTF-8")
-                }
-                offset += keyLength
-                let valueLength = try BinaryVarint.readLength(from: bytes, at: &offset, of: "value")
-                output += (index == 0 ? "" : ",") + quoted(key) + ":"
-                render(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + valueLength]), shape: fields[key], into: &output)
-                offset += valueLength
-            }
-            guard offset == bytes.count else { throw BinaryFormatError("keyed container does not fill its slot") }
-            return output + "}"
+            return try container(bytes, keyed: true) { key in key.flatMap { fields[$0] } }
         case .array(let element):
-            var offset = 0
-            let count = try BinaryVarint.read(from: bytes, at: &offset)
-            guard count <= UInt64(bytes.count) else { throw BinaryFormatError("unkeyed container count") }
-            var output = "["
-            for index in 0..<Int(count) {
-                let valueLength = try BinaryVarint.readLength(from: bytes, at: &offset, of: "element")
-                output += index == 0 ? "" : ","
-                render(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + valueLength]), shape: element, into: &output)
-                offset += valueLength
-            }
-            guard offset == bytes.count else { throw BinaryFormatError("unkeyed container does not fill its slot") }
-            return output + "]"
+            return try container(bytes, keyed: false) { _ in element }
         }
+    }
+
+    /// A keyed container as a JSON object or an unkeyed one as an array, each value rendered
+    /// with the shape `shape(key)` names (the key is nil in an unkeyed container).
+    private static func container(_ bytes: UnsafeRawBufferPointer, keyed: Bool,
+                                  shape: (String?) -> InstanceShape?) throws(BinaryFormatError) -> String {
+        let kind: StaticString = keyed ? "keyed" : "unkeyed"
+        let header = try BinaryContainerLayout.readHeader(bytes, minimumEntrySize: keyed ? BinaryContainerLayout.minimumKeyedEntrySize
+                                                              : BinaryContainerLayout.minimumUnkeyedEntrySize, kind: kind)
+        var offset = header.entriesStart
+        var output = keyed ? "{" : "["
+        for index in 0..<header.count {
+            output += index == 0 ? "" : ","
+            var key: String?
+            let value: Range<Int>
+            if keyed {
+                let entry = try BinaryContainerLayout.keyedEntry(in: bytes, at: offset)
+                guard let name = String(validating: bytes[entry.key], as: UTF8.self) else { throw BinaryFormatError("key is not UTF-8") }
+                output += quoted(name) + ":"
+                (key, value) = (name, entry.value)
+            } else {
+                value = try BinaryContainerLayout.element(in: bytes, at: offset)
+            }
+            render(UnsafeRawBufferPointer(rebasing: bytes[value]), shape: shape(key), into: &output)
+            offset = value.upperBound
+        }
+        guard offset == bytes.count else { throw BinaryFormatError("\(kind) container does not fill its slot") }
+        return output + (keyed ? "}" : "]")
     }
 
     private static func number(_ value: Double) -> String {

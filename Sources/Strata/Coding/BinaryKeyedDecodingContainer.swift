@@ -9,9 +9,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private let pathNode: Int
 
     init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
-        // Smallest field: empty key (1 length byte) and nil value (1 length byte).
         let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: 2, kind: "keyed", codingPath: context.codingPath(at: pathNode))
+            bytes, minimumEntrySize: BinaryContainerLayout.minimumKeyedEntrySize, kind: "keyed", codingPath: context.codingPath(at: pathNode))
         let hint = context.makeHint(firstFieldOffset: header.entriesStart)
         self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart, hint: hint)
         self.context = context

@@ -30,15 +30,8 @@ struct BinaryKeyedFieldScanner {
 
     @inline(__always)
     private func parseField(at offset: Int) throws(BinaryFormatError) -> Field {
-        var position = offset
-        let keyLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "key")
-        let keyStart = position
-        position += keyLength
-        let valueLength = try BinaryVarint.readLength(from: bytes, at: &position, of: "value")
-        // `readLength` guarantees both ranges lie within `bytes`.
-        return Field(
-            key: Range(uncheckedBounds: (keyStart, keyStart + keyLength)),
-            value: Range(uncheckedBounds: (position, position + valueLength)))
+        let entry = try BinaryContainerLayout.keyedEntry(in: bytes, at: offset)
+        return Field(key: entry.key, value: entry.value)
     }
 
     /// Compares a stored key with the requested key's UTF-8 bytes using word-sized loads

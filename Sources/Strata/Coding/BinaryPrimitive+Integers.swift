@@ -37,55 +37,36 @@ enum BinaryInteger {
     }
 }
 
-extension Int: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int { try BinaryInteger.readSigned(Int.self, from: extent) }
+/// Signed integers of up to 64 bits: a ZigZag varint.
+protocol BinarySignedInteger: BinaryPrimitive, FixedWidthInteger, SignedInteger {}
+
+extension BinarySignedInteger {
+    @inline(__always) func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    @inline(__always) static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Self {
+        try BinaryInteger.readSigned(Self.self, from: extent)
+    }
 }
 
-extension Int8: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int8 { try BinaryInteger.readSigned(Int8.self, from: extent) }
+/// Unsigned integers of up to 64 bits: a plain varint.
+protocol BinaryUnsignedInteger: BinaryPrimitive, FixedWidthInteger, UnsignedInteger {}
+
+extension BinaryUnsignedInteger {
+    @inline(__always) func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    @inline(__always) static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Self {
+        try BinaryInteger.readUnsigned(Self.self, from: extent)
+    }
 }
 
-extension Int16: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int16 { try BinaryInteger.readSigned(Int16.self, from: extent) }
-}
-
-extension Int32: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int32 { try BinaryInteger.readSigned(Int32.self, from: extent) }
-}
-
-extension Int64: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int64 { try BinaryInteger.readSigned(Int64.self, from: extent) }
-}
-
-extension UInt: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt { try BinaryInteger.readUnsigned(UInt.self, from: extent) }
-}
-
-extension UInt8: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt8 { try BinaryInteger.readUnsigned(UInt8.self, from: extent) }
-}
-
-extension UInt16: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt16 { try BinaryInteger.readUnsigned(UInt16.self, from: extent) }
-}
-
-extension UInt32: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt32 { try BinaryInteger.readUnsigned(UInt32.self, from: extent) }
-}
-
-extension UInt64: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
-    static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt64 { try BinaryInteger.readUnsigned(UInt64.self, from: extent) }
-}
+extension Int: BinarySignedInteger {}
+extension Int8: BinarySignedInteger {}
+extension Int16: BinarySignedInteger {}
+extension Int32: BinarySignedInteger {}
+extension Int64: BinarySignedInteger {}
+extension UInt: BinaryUnsignedInteger {}
+extension UInt8: BinaryUnsignedInteger {}
+extension UInt16: BinaryUnsignedInteger {}
+extension UInt32: BinaryUnsignedInteger {}
+extension UInt64: BinaryUnsignedInteger {}
 
 // 128-bit integers use the same varint forms, widened.
 

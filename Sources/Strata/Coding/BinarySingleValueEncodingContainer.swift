@@ -1,6 +1,6 @@
 /// Writes one value directly into the current frame's extent (no extra length prefix: the
 /// extent is already delimited by the parent slot or the end of the buffer).
-struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
+struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer, BinaryPrimitiveEncoding {
     let sink: BinaryEncodingSink
     let handle: BinaryFrameHandle
 
@@ -17,7 +17,7 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
         sink.setContent(.single, at: handle)
     }
 
-    private func writePrimitive(_ value: some BinaryPrimitive) throws {
+    func writePrimitive(_ value: some BinaryPrimitive) throws {
         try claim()
         value.appendBinary(to: &sink.bytes)
     }
@@ -26,20 +26,6 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
         try claim()  // nil is the empty extent
     }
 
-    mutating func encode(_ value: Bool) throws { try writePrimitive(value) }
-    mutating func encode(_ value: String) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Double) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Float) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int8) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int16) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int32) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int64) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt8) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt16) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt32) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt64) throws { try writePrimitive(value) }
     mutating func encode(_ value: Int128) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt128) throws { try writePrimitive(value) }
 

@@ -11,9 +11,8 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     private(set) var currentIndex = 0
 
     init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
-        // Smallest element: a nil value (1 length byte).
         let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: 1, kind: "unkeyed", codingPath: context.codingPath(at: pathNode))
+            bytes, minimumEntrySize: BinaryContainerLayout.minimumUnkeyedEntrySize, kind: "unkeyed", codingPath: context.codingPath(at: pathNode))
         self.bytes = bytes
         self.context = context
         self.pathNode = pathNode
@@ -34,10 +33,9 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(type, DecodingError.Context(
                 codingPath: elementPath, debugDescription: "Unkeyed container is at end (\(elementCount) element(s))"))
         }
-        var position = offset
         do {
-            let length = try BinaryVarint.readLength(from: bytes, at: &position, of: "element")
-            return (UnsafeRawBufferPointer(rebasing: bytes[position..<(position + length)]), position + length)
+            let element = try BinaryContainerLayout.element(in: bytes, at: offset)
+            return (UnsafeRawBufferPointer(rebasing: bytes[element]), element.upperBound)
         } catch {
             throw error.decodingError(codingPath: elementPath)
         }

@@ -1,12 +1,12 @@
 /// Writes `[element count]` then, per element, `[value length][value]`.
-struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer, BinaryPrimitiveEncoding {
     let sink: BinaryEncodingSink
     let handle: BinaryFrameHandle
 
     var codingPath: [any CodingKey] { sink.codingPath(depth: handle.depth) }
     var count: Int { sink.count(at: handle) }
 
-    private func writePrimitive(_ value: some BinaryPrimitive) throws {
+    func writePrimitive(_ value: some BinaryPrimitive) throws {
         try sink.activateOrThrow(handle)
         sink.writeSlot(value)
         sink.incrementCount(at: handle)
@@ -18,20 +18,6 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         sink.incrementCount(at: handle)
     }
 
-    mutating func encode(_ value: Bool) throws { try writePrimitive(value) }
-    mutating func encode(_ value: String) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Double) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Float) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int8) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int16) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int32) throws { try writePrimitive(value) }
-    mutating func encode(_ value: Int64) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt8) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt16) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt32) throws { try writePrimitive(value) }
-    mutating func encode(_ value: UInt64) throws { try writePrimitive(value) }
     mutating func encode(_ value: Int128) throws { try writePrimitive(value) }
     mutating func encode(_ value: UInt128) throws { try writePrimitive(value) }
 

@@ -47,9 +47,8 @@ extension BinaryValueDecoder {
         }
     }
 
-    /// Parses the entry count that starts every container and sanity-checks it against the
-    /// bytes left (each entry takes at least `minimumEntrySize` bytes), so a forged count can
-    /// neither drive a huge loop nor a huge allocation.
+    /// Parses the entry count that starts every container (`BinaryContainerLayout.readHeader`),
+    /// as a `DecodingError` at `codingPath`; an empty extent (nil) is `valueNotFound`.
     static func readContainerHeader(
         _ bytes: UnsafeRawBufferPointer, minimumEntrySize: Int, kind: StaticString,
         codingPath: @autoclosure () -> [any CodingKey]
@@ -58,16 +57,10 @@ extension BinaryValueDecoder {
             throw DecodingError.valueNotFound(Any.self, DecodingError.Context(
                 codingPath: codingPath(), debugDescription: "Expected a \(kind) container but found nil"))
         }
-        var offset = 0
-        let count: UInt64
-        do { count = try BinaryVarint.read(from: bytes, at: &offset) } catch {
+        do {
+            return try BinaryContainerLayout.readHeader(bytes, minimumEntrySize: minimumEntrySize, kind: kind)
+        } catch {
             throw error.decodingError(codingPath: codingPath())
         }
-        let remaining = bytes.count - offset
-        guard count <= UInt64(remaining / minimumEntrySize) else {
-            throw BinaryFormatError("\(kind) container claims \(count) entries but only \(remaining) byte(s) follow")
-                .decodingError(codingPath: codingPath())
-        }
-        return (Int(count), offset)
     }
 }

@@ -2,7 +2,11 @@
 /// high bit set on every byte but the last) and ZigZag mapping for signed values, so that
 /// small magnitudes of either sign take few bytes.
 enum BinaryVarint {
-    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) { appendGroups(value, to: &bytes) }
+
+    /// Writes `value` as 7-bit groups, least significant first (the layout `readGroups` reads).
+    @inline(__always)
+    private static func appendGroups<Value: FixedWidthInteger & UnsignedInteger>(_ value: Value, to bytes: inout [UInt8]) {
         var remaining = value
         while remaining >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
@@ -34,17 +38,30 @@ enum BinaryVarint {
         return try readMultiByte(from: buffer, at: &offset)
     }
 
+    /// Kept out of line: the inlined fast path above carries no loop.
+    @inline(never)
     private static func readMultiByte(from buffer: UnsafeRawBufferPointer, at offset: inout Int) throws(BinaryFormatError) -> UInt64 {
+        try readGroups(UInt64.self, from: buffer, at: &offset)
+    }
+
+    /// Reads a varint of at most `Value.bitWidth` bits: 7-bit groups, low first, the high bit of
+    /// each byte set while more follow; the last possible byte may only carry the bits left.
+    @inline(__always)
+    private static func readGroups<Value: FixedWidthInteger & UnsignedInteger>(
+        _: Value.Type, from buffer: UnsafeRawBufferPointer, at offset: inout Int
+    ) throws(BinaryFormatError) -> Value {
+        let lastShift = (Value.bitWidth - 1) / 7 * 7
+        let lastByteLimit = UInt8(1 << (Value.bitWidth - lastShift)) - 1
         var position = offset
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
+        var result: Value = 0
+        var shift = 0
         while position < buffer.count {
             let byte = buffer[position]
             position += 1
-            if shift == 63 && byte > 1 {
-                throw BinaryFormatError("varint at byte \(offset) overflows 64 bits")
+            if shift == lastShift && byte > lastByteLimit {
+                throw BinaryFormatError("varint at byte \(offset) overflows \(Value.bitWidth) bits")
             }
-            result |= UInt64(byte & 0x7F) << shift
+            result |= Value(byte & 0x7F) << shift
             if byte & 0x80 == 0 {
                 offset = position
                 return result
@@ -76,14 +93,7 @@ enum BinaryVarint {
 
     // MARK: 128-bit integers (rare; kept separate so the 64-bit paths stay simple)
 
-    static func appendWide(_ value: UInt128, to bytes: inout [UInt8]) {
-        var remaining = value
-        while remaining >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
-            remaining >>= 7
-        }
-        bytes.append(UInt8(remaining))
-    }
+    static func appendWide(_ value: UInt128, to bytes: inout [UInt8]) { appendGroups(value, to: &bytes) }
 
     static func zigZag(_ value: Int128) -> UInt128 {
         UInt128(bitPattern: (value &<< 1) ^ (value >> 127))
@@ -95,22 +105,6 @@ enum BinaryVarint {
 
     /// Reads a varint of up to 128 bits; the 19th byte may only carry the top two bits.
     static func readWide(from buffer: UnsafeRawBufferPointer, at offset: inout Int) throws(BinaryFormatError) -> UInt128 {
-        var position = offset
-        var result: UInt128 = 0
-        var shift: UInt128 = 0
-        while position < buffer.count {
-            let byte = buffer[position]
-            position += 1
-            if shift == 126 && byte > 3 {
-                throw BinaryFormatError("varint at byte \(offset) overflows 128 bits")
-            }
-            result |= UInt128(byte & 0x7F) << shift
-            if byte & 0x80 == 0 {
-                offset = position
-                return result
-            }
-            shift += 7
-        }
-        throw BinaryFormatError("truncated varint at byte \(offset) (\(buffer.count - offset) byte(s) left)")
+        try readGroups(UInt128.self, from: buffer, at: &offset)
     }
 }

@@ -22,40 +22,43 @@ enum OrderedFloatCoding {
     }
 }
 
-extension Double: OrderedKey {
-    /// Writes 8 bytes; `-0.0` is written as `+0.0` and every NaN as `.nan` (sorting after `+infinity`).
-    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
-        let canonical: Double = isNaN ? .nan : (self == 0 ? 0 : self)
-        writer.writeBigEndian(OrderedFloatCoding.orderedBits(canonical.bitPattern))
+/// The IEEE-754 types keys are made of: their bit pattern is what `OrderedFloatCoding` orders.
+protocol OrderedKeyFloatingPoint: BinaryFloatingPoint {
+    associatedtype BitPattern: FixedWidthInteger & UnsignedInteger
+    var bitPattern: BitPattern { get }
+    init(bitPattern: BitPattern)
+}
+
+extension OrderedFloatCoding {
+    /// Writes the value's ordered bits, big-endian; `-0.0` as `+0.0`, every NaN as `.nan`.
+    @inline(__always)
+    static func encode<Value: OrderedKeyFloatingPoint>(_ value: Value, into writer: inout OrderedKeyWriter) {
+        let canonical: Value = value.isNaN ? .nan : (value == 0 ? 0 : value)
+        writer.writeBigEndian(orderedBits(canonical.bitPattern))
     }
 
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Double {
+    /// Reads what `encode` wrote; a NaN other than `.nan`, or `-0.0`, no writer produces and is refused.
+    @inline(__always)
+    static func decode<Value: OrderedKeyFloatingPoint>(_: Value.Type, from reader: inout OrderedKeyReader) throws -> Value {
         let start = reader.offset
-        let ordered = try reader.readBigEndian(UInt64.self, reading: "Double")
-        let value = Double(bitPattern: OrderedFloatCoding.ieeeBits(fromOrdered: ordered))
-        guard (!value.isNaN || value.bitPattern == Double.nan.bitPattern),
+        let ordered = try reader.readBigEndian(Value.BitPattern.self, reading: "\(Value.self)")
+        let value = Value(bitPattern: ieeeBits(fromOrdered: ordered))
+        guard (!value.isNaN || value.bitPattern == Value.nan.bitPattern),
               !(value == 0 && value.sign == .minus) else {
-            throw reader.invalid("non-canonical NaN or -0.0", reading: "Double", at: start)
+            throw reader.invalid("non-canonical NaN or -0.0", reading: "\(Value.self)", at: start)
         }
         return value
     }
 }
 
-extension Float: OrderedKey {
-    /// Writes 4 bytes; `-0.0` is written as `+0.0` and every NaN as `.nan` (sorting after `+infinity`).
-    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) {
-        let canonical: Float = isNaN ? .nan : (self == 0 ? 0 : self)
-        writer.writeBigEndian(OrderedFloatCoding.orderedBits(canonical.bitPattern))
-    }
+extension Double: OrderedKey, OrderedKeyFloatingPoint {
+    /// Writes 8 bytes; `-0.0` is written as `+0.0` and every NaN as `.nan` (sorting after `+infinity`).
+    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) { OrderedFloatCoding.encode(self, into: &writer) }
+    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Double { try OrderedFloatCoding.decode(Double.self, from: &reader) }
+}
 
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Float {
-        let start = reader.offset
-        let ordered = try reader.readBigEndian(UInt32.self, reading: "Float")
-        let value = Float(bitPattern: OrderedFloatCoding.ieeeBits(fromOrdered: ordered))
-        guard (!value.isNaN || value.bitPattern == Float.nan.bitPattern),
-              !(value == 0 && value.sign == .minus) else {
-            throw reader.invalid("non-canonical NaN or -0.0", reading: "Float", at: start)
-        }
-        return value
-    }
+extension Float: OrderedKey, OrderedKeyFloatingPoint {
+    /// Writes 4 bytes; `-0.0` is written as `+0.0` and every NaN as `.nan` (sorting after `+infinity`).
+    public func encodeOrderedKey(into writer: inout OrderedKeyWriter) { OrderedFloatCoding.encode(self, into: &writer) }
+    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Float { try OrderedFloatCoding.decode(Float.self, from: &reader) }
 }

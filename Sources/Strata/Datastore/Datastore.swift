@@ -50,10 +50,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     public func load(_ id: F.Identifier) throws -> F.Instance? {
         // One lookup: a snapshot without the transaction and context objects of `store.read`.
         let key = id.orderedKeyBytes
-        return try store.database.withSnapshot { snapshot in
-            guard let envelope = try snapshot.get(key, inTree: schema.layout.primary) else { return nil }
-            return try schema.decode(envelope, id: key)
-        }
+        return try store.database.withSnapshot { try DatastoreReader<F>.load(idBytes: key, schema: schema, in: $0) }
     }
 
     /// Every instance in identifier order (or descending), at most `limit` of them.
@@ -78,24 +75,8 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     /// ```
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
-        // At most one entry, then at most one lookup: a snapshot without the transaction and
-        // context objects of `store.read` (same steps as `DatastoreReader.forEachIndexed`).
-        let info = try schema.index(index)
-        let range = KeyRange.prefixed(value.orderedKeyBytes)
-        return try store.database.withSnapshot { snapshot in
-            var found: F.Instance?
-            try snapshot.scan(inTree: info.tree, from: range.lower, to: range.upper) { key, value in
-                let idBytes = try key.withUnsafeBytes {
-                    Array(try DatastoreReader<F>.identifierBytes(inIndexKey: $0, valueType: I.Value.self, index: info.name))
-                }
-                guard let envelope = info.isDirect ? value : try snapshot.get(idBytes, inTree: schema.layout.primary) else {
-                    throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
-                }
-                found = try schema.decode(envelope, id: idBytes)
-                return false
-            }
-            return found
-        }
+        // A snapshot without the transaction and context objects of `store.read`.
+        try store.database.withSnapshot { try DatastoreReader<F>.load(value, from: index, schema: schema, in: $0) }
     }
 
     /// Every instance indexed under `value`, in identifier order (`order` reverses it). Throws

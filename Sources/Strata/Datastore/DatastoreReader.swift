@@ -29,8 +29,13 @@ public class DatastoreReader<F: DatastoreFormat> {
     }
 
     func load(idBytes: [UInt8]) throws -> F.Instance? {
-        guard let primary = try context.tree(layout.primary), let envelope = try transaction.get(idBytes, in: primary) else { return nil }
-        return try decode(envelope, id: idBytes)
+        try Self.load(idBytes: idBytes, schema: schema, in: context)
+    }
+
+    /// The one point-lookup path, for a reader's transaction and for `Datastore.load(_:)`'s snapshot.
+    static func load(idBytes: [UInt8], schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads) throws -> F.Instance? {
+        guard let envelope = try reads.get(idBytes, inTree: schema.layout.primary) else { return nil }
+        return try schema.decode(envelope, id: idBytes)
     }
 
     /// Every instance, in identifier order.
@@ -53,7 +58,18 @@ public class DatastoreReader<F: DatastoreFormat> {
     /// The instance a unique index maps `value` to, or nil.
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
-        try loadAll(value, from: index, limit: 1).first
+        try Self.load(value, from: index, schema: schema, in: context)
+    }
+
+    /// The one unique-index lookup path, for a reader's transaction and for `Datastore`'s snapshot:
+    /// at most one entry, then at most one primary lookup.
+    static func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, schema: DatastoreSchema<F>,
+                                                   in reads: some DatastoreTreeReads) throws -> F.Instance?
+    where I.Instance == F.Instance {
+        var found: F.Instance?
+        try forEachIndexed(try schema.index(index), .prefixed(value.orderedKeyBytes), valueType: I.Value.self, order: .ascending,
+                           limit: 1, schema: schema, in: reads) { instance, _ in found = instance }
+        return found
     }
 
     /// Every instance indexed under `value`, ordered by identifier.
@@ -124,32 +140,19 @@ public class DatastoreReader<F: DatastoreFormat> {
         }
     }
 
-    /// Decodes each instance an index range reaches, in index order, until `body` returns false.
-    func forEachIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
-                                           limit: Int?, _ body: (F.Instance) throws -> Bool) throws {
-        let primary = info.isDirect ? nil : try context.tree(layout.primary)
-        var stopped = false
-        try scan(info.tree, range, order: order, limit: limit) { key, value in
-            guard !stopped else { return }
-            let envelope = try envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: valueType)
-            stopped = try !body(try decode(envelope, id: try key.withUnsafeBytes {
-                Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name))
-            }))
+    /// Decodes each instance an index range reaches, at most `limit`, in index order, and passes
+    /// it to `body` with its index entry's key. A reference entry whose instance is missing is
+    /// `DatastoreError.corruptIndexEntry`.
+    static func forEachIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type,
+                                                  order: RangeOrder, limit: Int?, schema: DatastoreSchema<F>,
+                                                  in reads: some DatastoreTreeReads, _ body: (F.Instance, ByteView) throws -> Void) throws {
+        try reads.scan(info.tree, range, order: order, limit: limit) { key, value in
+            let idBytes = try key.withUnsafeBytes { Array(try identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name)) }
+            guard let envelope = info.isDirect ? value : try reads.get(idBytes, inTree: schema.layout.primary) else {
+                throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
+            }
+            try body(try schema.decode(envelope, id: idBytes), key)
         }
-    }
-
-    /// The stored instance an index entry stands for: its value (direct index) or the primary
-    /// entry of the identifier that ends its key (reference index).
-    func envelope<Value: OrderedKey>(ofIndexEntry key: ByteView, value: ByteView, _ info: IndexInfo<F.Instance>, primary: Tree?,
-                                             valueType: Value.Type) throws -> ByteView {
-        if info.isDirect { return value }
-        let envelope = try key.withUnsafeBytes { key in
-            try primary.flatMap { try transaction.get(try Self.identifierBytes(inIndexKey: key, valueType: valueType, index: info.name), in: $0) }
-        }
-        guard let envelope else {
-            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
-        }
-        return envelope
     }
 
     /// The identifier part of an index key (a view into it): what follows the self-delimiting value.
@@ -173,12 +176,6 @@ public class DatastoreReader<F: DatastoreFormat> {
     /// Visits keys of `tree` in `range`; a missing tree is empty.
     func scan(_ treeName: String, _ range: KeyRange, order: RangeOrder, limit: Int?,
               _ body: (ByteView, ByteView) throws -> Void) throws {
-        guard !range.isEmpty, limit != 0, let tree = try context.tree(treeName) else { return }
-        var remaining = limit ?? Int.max
-        try transaction.scan(tree, from: range.lower, to: range.upper, reverse: order == .descending) { key, value in
-            try body(key, value)
-            remaining -= 1
-            return remaining > 0
-        }
+        try context.scan(treeName, range, order: order, limit: limit, body)
     }
 }

@@ -165,15 +165,12 @@ extension DatastoreStream {
         return DatastoreStream(database: datastore.store.database, schema: datastore.schema, range: range, order: order, limit: limit,
                                batchSize: Swift.max(1, batchSize), consistency: consistency, readBatch: { reader, range, order, count in
             guard let info else { return ([], nil) }
-            let primary = info.isDirect ? nil : try reader.context.tree(reader.layout.primary)
             var instances: [F.Instance] = []
             instances.reserveCapacity(count)
             var lastKey: [UInt8]?
-            try reader.scan(info.tree, range, order: order, limit: count) { key, value in
-                let envelope = try reader.envelope(ofIndexEntry: key, value: value, info, primary: primary, valueType: I.Value.self)
-                instances.append(try reader.decode(envelope, id: try key.withUnsafeBytes {
-                    Array(try DatastoreReader<F>.identifierBytes(inIndexKey: $0, valueType: I.Value.self, index: info.name))
-                }))
+            try DatastoreReader<F>.forEachIndexed(info, range, valueType: I.Value.self, order: order, limit: count,
+                                                  schema: reader.schema, in: reader.context) { instance, key in
+                instances.append(instance)
                 lastKey = key.bytes
             }
             return (instances, lastKey)

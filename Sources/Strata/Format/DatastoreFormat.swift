@@ -4,6 +4,14 @@ import Foundation
 /// greater than every known one was written by newer code and is refused rather than misread.
 public protocol DatastoreVersion: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue: OrderedKey & Codable & Comparable {}
 
+/// The versions of a format that has never changed: only `v1` (stored as 1). The default
+/// `Version` of a `DatastoreFormat`, whose `currentVersion` is then `.v1`, so such a format
+/// declares neither. When the format changes, declare `enum Version: Int, DatastoreVersion
+/// { case v1 = 1, v2 = 2 }` and a migration: instances stored at 1 read as `v1`.
+public enum InitialVersion: Int, DatastoreVersion {
+    case v1 = 1
+}
+
 /// How instances are encoded in the store.
 public enum InstanceCoding: Sendable, Equatable {
     /// Strata's compact binary Codable coder (the default).
@@ -36,7 +44,8 @@ public protocol DatastoreFormat: Sendable {
     /// The type of the instance identifier, the primary key (its `orderedKeyBytes` order the datastore).
     associatedtype Identifier: OrderedKey & Codable
     /// The format's versions; instances are stored with the version they were written at.
-    associatedtype Version: DatastoreVersion
+    /// Default: `InitialVersion` (only `v1`), for a format that has not changed yet.
+    associatedtype Version: DatastoreVersion = InitialVersion
 
     /// The datastore's name in the store (its trees are named after it).
     static var name: String { get }
@@ -74,6 +83,11 @@ extension DatastoreFormat {
 
     /// One value → many instances.
     public typealias Index<Value: OrderedKey> = OneToManyIndexRepresentation<Instance, Value>
+}
+
+extension DatastoreFormat where Version == InitialVersion {
+    /// A format that has never changed writes `v1`.
+    public static var currentVersion: InitialVersion { .v1 }
 }
 
 extension DatastoreFormat where Instance: Identifiable, Instance.ID == Identifier {

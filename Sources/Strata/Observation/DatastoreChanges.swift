@@ -89,12 +89,10 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
             var identifiers: [[UInt8]] = []
             var seen = Set<[UInt8]>()
             if let log = try new.treeIfPresent(schema.layout.log) {
-                var lower = [UInt8](repeating: 0, count: 8)
-                lower.withUnsafeMutableBytes { $0.storeBytes(of: (old.generation + 1).bigEndian, as: UInt64.self) }
-                try new.scan(log, from: lower) { key, value in
+                try new.scan(log, from: ChangeLogKey.start(of: old.generation + 1)) { key, value in
                     let idBytes = Array(value.bytes.dropFirst())
                     guard value.count > 1, (try? F.Identifier(orderedKeyBytes: idBytes)) != nil else {
-                        let generation = key.count >= 8 ? key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
+                        let generation = key.withUnsafeBytes { ChangeLogKey.generation(of: $0) } ?? 0
                         throw DatastoreError.corruptLogEntry(datastore: F.name, generation: generation,
                                                              reason: "entry \(hexBytes(value.bytes)) does not name an identifier")
                     }

@@ -130,10 +130,3 @@ extension Store where Access == ReadOnly {
         self.init(database: try Database(path: path, mode: .readOnly, options: options))
     }
 }
-
-final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
-}

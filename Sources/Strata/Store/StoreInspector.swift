@@ -200,17 +200,3 @@ extension InstanceEnvelope {
         }
     }
 }
-
-extension DatastoreDescriptor {
-    /// The key of the declaration in `<name>#info`.
-    static let storageKey = "descriptor"
-
-    /// The declaration recorded in `<name>#info`, if any.
-    static func stored(in context: StoreReadContext, layout: DatastoreLayout) throws -> DatastoreDescriptor? {
-        guard let info = try context.tree(layout.info), let bytes = try context.transaction.get(storageKey, in: info) else {
-            return nil
-        }
-        return try? JSONDecoder().decode(DatastoreDescriptor.self, from: Data(bytes.bytes))
-    }
-}
-

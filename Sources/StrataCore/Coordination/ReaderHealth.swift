@@ -12,16 +12,13 @@ public struct ReaderInfo: Sendable, Equatable {
     /// Seconds since its snapshot was taken.
     public let age: Double
     /// Free pages the writer cannot reuse while this snapshot lives (freed by later commits).
-    public let pinnedPages: UInt64
+    public internal(set) var pinnedPages: UInt64
     /// False for a slot whose process died and that has not been reaped yet.
     public let isAlive: Bool
     public let isThisHandle: Bool
 }
 
 extension Database {
-    /// The reader table as this process sees it: every claimed slot, live or not yet reaped.
-    public func readerSlots() -> [ReaderSlotInfo] { readers.entries() }
-
     /// Frees reader slots whose processes died (their slot lock is no longer held). The writer also
     /// does this by itself when an old snapshot holds back page reuse. Returns how many were freed.
     @discardableResult
@@ -37,9 +34,8 @@ extension Database {
 
     /// Every claimed reader slot with its lag, age, pinned pages and liveness.
     public func readerReport() throws -> [ReaderInfo] {
-        let slots = readers.entries()
         let current = generation
-        let now = Clock.wallNanoseconds()
+        let slots = try readers.entries(current: current, now: Clock.wallNanoseconds())
         // Pages freed by commit T are held back by every snapshot S <= T: count them once per
         // distinct snapshot from the free tree of the current generation.
         let freedByGeneration = try read { transaction -> [(UInt64, UInt64)] in
@@ -48,29 +44,26 @@ extension Database {
             var more = try cursor.first()
             while more {
                 let key = try cursor.key()
-                let freedBy = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                let freedBy = try key.withUnsafeBytes { try FreeRecordKey.freedBy(of: $0, in: transaction.freeTree) }
                 counts.append((freedBy, UInt64(try cursor.value().count / 8)))
                 more = try cursor.next()
             }
             return counts
         }
-        let tableReaders = try slots.map { slot in
-            let busy = slot.snapshot != 0
-            let pinned = busy ? freedByGeneration.filter { $0.0 >= slot.snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 } : 0
-            let lockedByOwner = try lockFile.file.isLockedByOthers(offset: LockFile.slotLockByte(slot.slot))
-            let alive = slot.ownedByThisHandle || lockedByOwner
-            return ReaderInfo(slot: slot.slot, pid: slot.pid, snapshot: slot.snapshot,
-                              lag: busy && current > slot.snapshot ? current - slot.snapshot : 0,
-                              age: busy && now > slot.beganAt ? Double(now - slot.beganAt) / 1e9 : 0,
-                              pinnedPages: pinned, isAlive: alive, isThisHandle: slot.ownedByThisHandle)
+        func pinnedPages(by snapshot: UInt64) -> UInt64 {
+            freedByGeneration.filter { $0.0 >= snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 }
+        }
+        let tableReaders = slots.map { slot in
+            var reader = slot
+            reader.pinnedPages = slot.snapshot == 0 ? 0 : pinnedPages(by: slot.snapshot)
+            return reader
         }
         if case .detached = registration { return tableReaders }
         // Readers without write access hold pins, not slots: the kernel tells which generations,
         // not which process or since when. A pin never outlives its process.
         let pins = try SnapshotPins.pinnedGenerations(in: lockFile.file, below: current + 1).map { snapshot in
             ReaderInfo(slot: -1, pid: 0, snapshot: snapshot, lag: current - snapshot, age: 0,
-                       pinnedPages: freedByGeneration.filter { $0.0 >= snapshot && $0.0 != 0 }.reduce(0) { $0 + $1.1 },
-                       isAlive: true, isThisHandle: false)
+                       pinnedPages: pinnedPages(by: snapshot), isAlive: true, isThisHandle: false)
         }
         return tableReaders + pins
     }

@@ -146,29 +146,22 @@ final class ReaderTable: @unchecked Sendable {
 
     func isOwnedLocally(_ slot: Int) -> Bool { local[slot].load(ordering: .relaxed) != 0 }
 
-    /// A consistent-enough picture of the table for reporting (values may move while it is read).
-    func entries() -> [ReaderSlotInfo] {
-        (0..<lockFile.slotCount).compactMap { slot in
+    /// A consistent-enough picture of the table for reporting (values may move while it is read):
+    /// every claimed slot as of the committed generation `current` and the wall clock `now`, its
+    /// liveness judged by its slot lock. Pinned pages are left 0 (`Database.readerReport` counts them).
+    func entries(current: UInt64, now: UInt64) throws -> [ReaderInfo] {
+        try (0..<lockFile.slotCount).compactMap { slot in
             let pid = pidField(slot).pointee.load(ordering: .acquiring)
             guard pid != 0 else { return nil }
-            return ReaderSlotInfo(slot: slot, pid: Int32(bitPattern: pid),
-                                  snapshot: snapshotField(slot).pointee.load(ordering: .acquiring),
-                                  beganAt: beganAtField(slot).pointee.load(ordering: .relaxed),
-                                  snapshotPageCount: pageCountField(slot).pointee.load(ordering: .relaxed),
-                                  ownedByThisHandle: isOwnedLocally(slot))
+            let snapshot = snapshotField(slot).pointee.load(ordering: .acquiring)
+            let beganAt = beganAtField(slot).pointee.load(ordering: .relaxed)
+            let busy = snapshot != 0
+            let ownedByThisHandle = isOwnedLocally(slot)
+            let lockedByOwner = try lockFile.file.isLockedByOthers(offset: LockFile.slotLockByte(slot))
+            return ReaderInfo(slot: slot, pid: Int32(bitPattern: pid), snapshot: snapshot,
+                              lag: busy && current > snapshot ? current - snapshot : 0,
+                              age: busy && now > beganAt ? Double(now - beganAt) / 1e9 : 0,
+                              pinnedPages: 0, isAlive: ownedByThisHandle || lockedByOwner, isThisHandle: ownedByThisHandle)
         }
     }
-}
-
-/// One row of the reader table.
-public struct ReaderSlotInfo: Sendable, Equatable {
-    public let slot: Int
-    public let pid: Int32
-    /// The generation being read, or 0 when the slot is claimed but idle.
-    public let snapshot: UInt64
-    /// When the current snapshot was taken (ns since 1970).
-    public let beganAt: UInt64
-    /// The page count of the snapshot's file (pages it may reach).
-    public let snapshotPageCount: UInt64
-    public let ownedByThisHandle: Bool
 }

@@ -24,11 +24,9 @@ extension Database {
             let count = Int(min(UInt64(chunkPages), limit - page))
             let got = try dataFile.read(into: buffer.baseAddress!, count: count * pageSize, at: page * UInt64(pageSize))
             for index in 0..<(got / pageSize) {
-                let header = buffer.baseAddress! + index * pageSize
-                let kind = header.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)
-                if header.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) == page + UInt64(index),
-                   PageKind(rawValue: kind).map({ $0 != .meta }) ?? false,
-                   header.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) > generation {
+                let header = Page.Header(buffer.baseAddress! + index * pageSize)
+                if header.number == page + UInt64(index), header.kind.map({ $0 != .meta }) ?? false,
+                   header.transactionID > generation {
                     written += 1
                 }
             }

@@ -20,6 +20,17 @@ enum MetaReader {
         var skipped: SkippedCommit?
     }
 
+    /// The bytes of both meta pages (the first two pages of the file, or what the file holds of
+    /// them). Only a writer changes them; while they read the same, a choice made earlier still
+    /// stands: the pages the chosen meta names are live and never rewritten, and a rejected newer
+    /// meta stays rejected (another attempt at its transaction has another page digest, and the
+    /// writer that makes it first wipes that meta's slot).
+    static func metaPages(of file: PosixFile, pageSize: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 2 * pageSize)
+        let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: $0.count, at: 0) }
+        return Array(bytes.prefix(count))
+    }
+
     static func newestMeta(of file: PosixFile, storePath: String, verifying: Bool = true) throws -> MetaPage {
         try choose(in: file, storePath: storePath, verifying: verifying).meta
     }
@@ -126,28 +137,27 @@ enum MetaReader {
             }
             var index = 0
             while index < Int(run.count) {
-                let page = buffer + index * pageSize
+                let page = Page.Header(buffer + index * pageSize)
                 let number = run.first + UInt64(index)
-                guard page.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) == number else {
+                guard page.number == number else {
                     return "page \(number) carries another page number"
                 }
-                guard page.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) == meta.transactionID else {
+                guard page.transactionID == meta.transactionID else {
                     return "page \(number) was not written by transaction \(meta.transactionID)"
                 }
                 var span = 1
-                switch PageKind(rawValue: page.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) {
+                switch page.kind {
                 case .branch?, .leaf?: break
                 case .overflow?:
-                    span = Int(page.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self))
+                    span = page.overflowPageCount
                     guard span >= 1, index + span <= Int(run.count) else { return "overflow page \(number) claims \(span) pages" }
                 default:
                     return "page \(number) has no tree page kind"
                 }
-                let stored = page.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
-                guard stored == PageBuffer.checksum(of: page, byteCount: span * pageSize) else {
+                guard page.checksumMatches(pageCount: span, pageSize: pageSize) else {
                     return "page \(number) checksum mismatch"
                 }
-                digest = MetaPage.digest(folding: stored, into: digest)
+                digest = MetaPage.digest(folding: page.storedChecksum, into: digest)
                 index += span
             }
         }

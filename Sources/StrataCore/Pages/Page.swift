@@ -82,14 +82,21 @@ struct Page {
     }
 
     @inline(__always) func leafKey(_ index: Int) throws -> UnsafeRawBufferPointer {
+        try key(index, kind: "leaf", headerSize: PageLayout.leafNodeHeader, keyLengthOffset: 2)
+    }
+
+    /// The key of node `index`, whose header is `headerSize` bytes with the u16 key length at
+    /// `keyLengthOffset` and the key right after it; both checked to lie inside the page.
+    @inline(__always)
+    private func key(_ index: Int, kind: StaticString, headerSize: Int, keyLengthOffset: Int) throws -> UnsafeRawBufferPointer {
         let offset = try nodeOffset(index)
-        guard offset + PageLayout.leafNodeHeader <= size else {
-            throw StrataError.corruptPage(page: number, reason: "leaf node \(index) header crosses the page end")
+        guard offset + headerSize <= size else {
+            throw StrataError.corruptPage(page: number, reason: "\(kind) node \(index) header crosses the page end")
         }
-        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
-        let keyStart = offset + PageLayout.leafNodeHeader
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + keyLengthOffset, as: UInt16.self))
+        let keyStart = offset + headerSize
         guard keyStart + keyLength <= size else {
-            throw StrataError.corruptPage(page: number, reason: "leaf key \(index) crosses the page end")
+            throw StrataError.corruptPage(page: number, reason: "\(kind) key \(index) crosses the page end")
         }
         return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
     }
@@ -97,16 +104,7 @@ struct Page {
     // MARK: Branch nodes
 
     @inline(__always) func branchKey(_ index: Int) throws -> UnsafeRawBufferPointer {
-        let offset = try nodeOffset(index)
-        guard offset + PageLayout.branchNodeHeader <= size else {
-            throw StrataError.corruptPage(page: number, reason: "branch node \(index) header crosses the page end")
-        }
-        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + 8, as: UInt16.self))
-        let keyStart = offset + PageLayout.branchNodeHeader
-        guard keyStart + keyLength <= size else {
-            throw StrataError.corruptPage(page: number, reason: "branch key \(index) crosses the page end")
-        }
-        return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
+        try key(index, kind: "branch", headerSize: PageLayout.branchNodeHeader, keyLengthOffset: 8)
     }
 
     @inline(__always) func child(_ index: Int) throws -> UInt64 {
@@ -196,6 +194,45 @@ struct Page {
         let index = low - 1
         let exact = index > 0 ? compareKeys(try branchKey(index), key) == 0 : false
         return (index, exact)
+    }
+}
+
+extension Page {
+    /// The header fields every page shares, tree page or overflow run, read from raw bytes that
+    /// are not trusted: callers compare each field with what they expect before using the page.
+    struct Header {
+        let base: UnsafeRawPointer
+
+        init(_ base: UnsafeRawPointer) { self.base = base }
+
+        var number: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.pageNumberOffset, as: UInt64.self) }
+        var transactionID: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) }
+        var kind: PageKind? { PageKind(rawValue: base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) }
+        /// The page count an overflow run's first page records (meaningless for other kinds).
+        var overflowPageCount: Int { Int(base.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)) }
+        var storedChecksum: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) }
+
+        /// Whether the stored checksum is that of the `pageCount` pages starting here (1 for a
+        /// tree page, the run's length for an overflow run).
+        func checksumMatches(pageCount: Int, pageSize: Int) -> Bool {
+            storedChecksum == PageBuffer.checksum(of: base, byteCount: pageCount * pageSize)
+        }
+
+        /// Whether this is the first page of the overflow run `number` of `pageCount` pages.
+        func isOverflowRun(_ number: UInt64, pageCount: Int) -> Bool {
+            self.number == number && kind == .overflow && overflowPageCount == pageCount
+        }
+
+        /// The `length` value bytes an overflow run holds after its header (the caller has
+        /// checked the run with `isOverflowRun` and that it is long enough).
+        func overflowValue(length: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: base + PageLayout.headerSize, count: length)
+        }
+    }
+
+    /// The pages an overflow run holding `valueLength` bytes occupies (its header included).
+    static func overflowPageCount(valueLength: Int, pageSize: Int) -> Int {
+        (PageLayout.headerSize + valueLength + pageSize - 1) / pageSize
     }
 }
 

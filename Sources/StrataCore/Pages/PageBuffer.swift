@@ -22,6 +22,19 @@ final class PageBuffer {
         memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize * pageCount, alignment: 64)
     }
 
+    /// A run of pages holding one large value after an overflow header; `number` is its first page.
+    convenience init(overflowRunHolding value: UnsafeRawBufferPointer, pageSize: Int, number: UInt64) {
+        let pages = Page.overflowPageCount(valueLength: value.count, pageSize: pageSize)
+        self.init(pageSize: pageSize, pageCount: pages, number: number)
+        memset(memory, 0, PageLayout.headerSize)
+        memory.storeBytes(of: number, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+        memory.storeBytes(of: PageKind.overflow.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
+        memory.storeBytes(of: UInt32(pages), toByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)
+        if value.count > 0 { memcpy(memory + PageLayout.headerSize, value.baseAddress!, value.count) }
+        let tail = byteCount - PageLayout.headerSize - value.count
+        if tail > 0 { memset(memory + PageLayout.headerSize + value.count, 0, tail) }
+    }
+
     deinit { memory.deallocate() }
 
     /// Gives a pooled buffer a new page number (its bytes are overwritten by the caller).
@@ -71,7 +84,7 @@ final class PageBuffer {
     }
 
     /// The checksum `seal()` stored.
-    var storedChecksum: UInt64 { memory.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) }
+    var storedChecksum: UInt64 { Page.Header(memory).storedChecksum }
 
     static func checksum(of base: UnsafeRawPointer, byteCount: Int) -> UInt64 {
         let seed = base.loadUnaligned(as: UInt64.self) ^ (base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 31)

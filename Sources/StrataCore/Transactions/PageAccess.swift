@@ -95,8 +95,7 @@ final class PageAccess {
     }
 
     private func verifyChecksum(_ address: UnsafeRawPointer, pages: Int, number: UInt64) throws {
-        let stored = address.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
-        guard stored == PageBuffer.checksum(of: address, byteCount: pages * pageSize) else {
+        guard Page.Header(address).checksumMatches(pageCount: pages, pageSize: pageSize) else {
             throw StrataError.corruptPage(page: number, reason: "checksum mismatch")
         }
     }
@@ -108,13 +107,9 @@ final class PageAccess {
         return mapping
     }
 
-    static func overflowPageCount(valueLength: Int, pageSize: Int) -> Int {
-        (PageLayout.headerSize + valueLength + pageSize - 1) / pageSize
-    }
-
     /// The bytes of an overflow value: `length` bytes after the header of a run of pages.
     func overflowValue(_ number: UInt64, length: Int) throws -> ByteView {
-        let pages = PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
+        let pages = Page.overflowPageCount(valueLength: length, pageSize: pageSize)
         let start: UnsafeRawPointer
         let owner: AnyObject
         if isWritable, let buffer = dirty[number] {
@@ -132,14 +127,12 @@ final class PageAccess {
             owner = mapping
             if verifiesChecksums { try verifyChecksum(start, pages: pages, number: number) }
         }
-        guard start.loadUnaligned(as: UInt64.self) == number,
-              start.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.overflow.rawValue,
-              Int(start.loadUnaligned(fromByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)) == pages else {
+        let header = Page.Header(start)
+        guard header.isOverflowRun(number, pageCount: pages) else {
             throw StrataError.corruptPage(page: number, reason: "not the overflow run its leaf names")
         }
-        let writtenBy = start.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self)
-        if writtenBy > newestTransaction { throw overwritten(number, by: writtenBy) }
-        return ByteView(UnsafeRawBufferPointer(start: start + PageLayout.headerSize, count: length), owner: owner)
+        if header.transactionID > newestTransaction { throw overwritten(number, by: header.transactionID) }
+        return ByteView(header.overflowValue(length: length), owner: owner)
     }
 
     /// The value of leaf node `node` of `page`, without copying.

@@ -32,30 +32,9 @@ struct PageAllocator {
         self.reuseLimit = reuseLimit
     }
 
-    static let keySize = 20
-
     /// Page numbers per free-tree record: small enough to stay inline in a leaf.
     static func chunkCapacity(pageSize: Int) -> Int {
-        (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - keySize - 2) / 8
-    }
-}
-
-/// A free-tree key built on the stack (a heap-allocated array per key was a visible share of
-/// small commits): `freedBy` u64 BE, `writer` u64 BE, `chunk` u32 BE, 20 bytes.
-struct FreeRecordKey: BytesConvertible {
-    /// A homogeneous tuple is laid out contiguously; the key is its first `keySize` bytes.
-    private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-
-    init(freedBy: UInt64, writer: UInt64, chunk: UInt32) {
-        withUnsafeMutableBytes(of: &words) { raw in
-            raw.storeBytes(of: freedBy.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: writer.bigEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: chunk.bigEndian, toByteOffset: 16, as: UInt32.self)
-        }
-    }
-
-    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<PageAllocator.keySize])) }
+        (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - FreeRecordKey.size - 2) / 8
     }
 }
 
@@ -124,10 +103,7 @@ extension WriteTransaction {
             return false
         }
         let key = try cursor.key().bytes
-        guard key.count == PageAllocator.keySize else {
-            throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree key of \(key.count) bytes")
-        }
-        let freedBy = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let freedBy = try key.withUnsafeBytes { try FreeRecordKey.freedBy(of: $0, in: allocator.freeTree) }
         guard freedBy < allocator.reuseLimit else {
             allocator.freeTreeExhausted = true
             return false

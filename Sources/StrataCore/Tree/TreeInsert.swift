@@ -109,17 +109,9 @@ extension WriteTransaction {
 
     /// Copies a large value into a fresh run of contiguous pages; returns the first page number.
     func writeOverflow(_ value: UnsafeRawBufferPointer, record: inout TreeRecord) throws -> UInt64 {
-        let pages = PageAccess.overflowPageCount(valueLength: value.count, pageSize: pageSize)
+        let pages = Page.overflowPageCount(valueLength: value.count, pageSize: pageSize)
         let first = try allocate(pages: pages)
-        let buffer = PageBuffer(pageSize: pageSize, pageCount: pages, number: first)
-        memset(buffer.memory, 0, PageLayout.headerSize)
-        buffer.memory.storeBytes(of: first, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
-        buffer.memory.storeBytes(of: PageKind.overflow.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
-        buffer.memory.storeBytes(of: UInt32(pages), toByteOffset: PageLayout.overflowCountOffset, as: UInt32.self)
-        if value.count > 0 { memcpy(buffer.memory + PageLayout.headerSize, value.baseAddress!, value.count) }
-        let tail = buffer.byteCount - PageLayout.headerSize - value.count
-        if tail > 0 { memset(buffer.memory + PageLayout.headerSize + value.count, 0, tail) }
-        install(buffer)
+        install(PageBuffer(overflowRunHolding: value, pageSize: pageSize, number: first))
         record.overflowPages &+= UInt64(pages)
         return first
     }
@@ -138,7 +130,7 @@ extension WriteTransaction {
     func checkedOverflowRun(_ first: UInt64, length: Int) throws -> Int {
         guard length >= 0 else { throw StrataError.corruptPage(page: first, reason: "negative overflow length") }
         _ = try access.overflowValue(first, length: length)
-        return PageAccess.overflowPageCount(valueLength: length, pageSize: pageSize)
+        return Page.overflowPageCount(valueLength: length, pageSize: pageSize)
     }
 
     // MARK: Splits

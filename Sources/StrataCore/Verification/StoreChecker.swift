@@ -18,6 +18,8 @@ public struct CheckReport: Sendable {
     public var treePages: UInt64 = 0
     /// Pages listed as free.
     public var freePages: UInt64 = 0
+    /// The meta pages at the start of the file (they belong to no tree and are never free).
+    public var metaPages: UInt64 { PageLayout.metaPageCount }
     /// The named trees of the catalog whose records could be read, in catalog order.
     public var trees: [TreeSummary] = []
     /// Human-readable descriptions of everything wrong; empty when the store is clean.
@@ -123,8 +125,7 @@ struct StoreChecker {
         let context = "tree '\(tree)'"
         guard claim(number, as: StoreChecker.used, context: context) else { return }
         let base = access.base + Int(number) * access.pageSize
-        let stored = base.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self)
-        if stored != PageBuffer.checksum(of: base, byteCount: access.pageSize) {
+        if !Page.Header(base).checksumMatches(pageCount: 1, pageSize: access.pageSize) {
             problem("\(context): page \(number) fails its checksum")
             return
         }
@@ -172,7 +173,7 @@ struct StoreChecker {
 
     private mutating func checkOverflow(_ node: Page.LeafNode, context: String, counts: inout Counts) {
         let first = node.overflowPage
-        let pages = PageAccess.overflowPageCount(valueLength: node.valueLength, pageSize: access.pageSize)
+        let pages = Page.overflowPageCount(valueLength: node.valueLength, pageSize: access.pageSize)
         guard first >= PageLayout.metaPageCount, first < access.committedPageCount,
               UInt64(pages) <= access.committedPageCount - first else {
             return problem("\(context): overflow run at \(first) (\(pages) pages) is outside the file")
@@ -180,7 +181,7 @@ struct StoreChecker {
         for page in first..<first + UInt64(pages) { _ = claim(page, as: StoreChecker.used, context: context) }
         counts.overflow += UInt64(pages)
         let base = access.base + Int(first) * access.pageSize
-        if base.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) != PageBuffer.checksum(of: base, byteCount: pages * access.pageSize) {
+        if !Page.Header(base).checksumMatches(pageCount: pages, pageSize: access.pageSize) {
             problem("\(context): overflow run at \(first) fails its checksum")
         }
         do { _ = try access.overflowValue(first, length: node.valueLength) } catch { problem("\(context): \(error)") }
@@ -193,8 +194,8 @@ struct StoreChecker {
         while more {
             do {
                 let value = try cursor.value()
-                let keyLength = try cursor.key().count
-                if value.count % 8 != 0 || keyLength != PageAllocator.keySize {
+                let wellFormed = try cursor.key().withUnsafeBytes { FreeRecordKey.isWellFormed($0) }
+                if value.count % 8 != 0 || !wellFormed {
                     problem("free tree: malformed record")
                 } else {
                     value.withUnsafeBytes { raw in

@@ -1,0 +1,43 @@
+import StrataCore
+
+/// The tree reads, by tree name, that a datastore's read paths need from a snapshot. A
+/// `StoreReadContext` (one transaction, many calls) and a `ReadSnapshot` (the single lookup of a
+/// `Datastore.load` call, without transaction objects) both provide them, so each read path
+/// (`DatastoreReader.load(idBytes:schema:in:)`, `DatastoreReader.forEachIndexed`) is written once.
+protocol DatastoreTreeReads {
+    /// The value stored under `key` in the tree called `name`; nil if either is missing.
+    func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView?
+    /// Entries of the tree called `name` with `lower <= key < upper`, until `body` returns false;
+    /// a missing tree is empty.
+    func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
+              _ body: (ByteView, ByteView) throws -> Bool) throws
+}
+
+extension DatastoreTreeReads {
+    /// Visits the entries of the tree called `treeName` in `range`, at most `limit` of them.
+    func scan(_ treeName: String, _ range: KeyRange, order: RangeOrder, limit: Int?,
+              _ body: (ByteView, ByteView) throws -> Void) throws {
+        guard !range.isEmpty, limit != 0 else { return }
+        var remaining = limit ?? Int.max
+        try scan(inTree: treeName, from: range.lower, to: range.upper, reverse: order == .descending) { key, value in
+            try body(key, value)
+            remaining -= 1
+            return remaining > 0
+        }
+    }
+}
+
+extension ReadSnapshot: DatastoreTreeReads {}
+
+extension StoreReadContext: DatastoreTreeReads {
+    func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView? {
+        guard let tree = try tree(name) else { return nil }
+        return try transaction.get(key, in: tree)
+    }
+
+    func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
+              _ body: (ByteView, ByteView) throws -> Bool) throws {
+        guard let tree = try tree(name) else { return }
+        try transaction.scan(tree, from: lower, to: upper, reverse: reverse, body)
+    }
+}
