@@ -45,4 +45,28 @@ import StrataTestFixtures
         #expect(try books.loadAll().map(\.id).sorted { $0.uuidString < $1.uuidString } == [first.id, after.id].sorted { $0.uuidString < $1.uuidString })
         #expect(try store.database.check().problems.isEmpty)
     }
+
+    /// The first write of a datastore happens inside a savepoint that rolls back (so the trees it
+    /// created are gone); writes after it in the same transaction open them again and log each
+    /// change once, with the same writer reused throughout.
+    @Test func writesAfterARolledBackSavepointThatCreatedTheTrees() throws {
+        let store = try Store.inMemory()
+        let books = try store.datastore(BookFormat.self)
+        let rolledBack = Book(title: "Emma", authors: [], isbn: "isbn-2", shelf: 2)
+        let kept = [Book(title: "Dune", authors: [], isbn: "isbn-1", shelf: 1), Book(title: "Beloved", authors: [], isbn: "isbn-5", shelf: 2)]
+        try store.write { tx in
+            let writer = tx[books]
+            _ = try? tx.savepoint {
+                try writer.persist(rolledBack)
+                throw CancellationError()
+            }
+            for book in kept { try writer.persist(book) }
+        }
+        #expect(try books.load(rolledBack.id) == nil)
+        #expect(try books.loadAll().count == kept.count)
+        #expect(try books.load("isbn-5", from: \.isbn)?.id == kept[1].id)
+        let logged = try store.database.read { tx in try tx.count(tx.tree("books#log")) }
+        #expect(logged == kept.count)
+        #expect(try store.database.check().problems.isEmpty)
+    }
 }

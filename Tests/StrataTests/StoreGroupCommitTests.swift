@@ -37,6 +37,48 @@ import StrataTestFixtures
         #expect(try store.database.check().problems.isEmpty)
     }
 
+    /// Writes that share one commit each append their own change-log entry: observers see every
+    /// one of them. (A sequence number that restarted for each grouped request made the later
+    /// request's entry overwrite the earlier one's, so observers missed changes.)
+    @Test func groupedWritesEachLogTheirChange() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .full  // a slow flush lets the waiting writes form groups
+        let store = try Store(at: dir.path, options: options)
+        let books = try store.datastore(BookFormat.self)
+        var written = 0
+        var generations = Set<UInt64>()
+        // Grouping depends on timing; a few rounds make a round without any group very unlikely.
+        for round in 0..<8 where generations.count >= written {
+            let batch = (0..<32).map { Book(title: "Book \(round)-\($0)", authors: [], isbn: "isbn-\(round)-\($0)", shelf: 0) }
+            // One thread per write (not `concurrentPerform`, which runs as many at once as there are cores).
+            let finished = DispatchGroup()
+            for book in batch {
+                finished.enter()
+                Thread {
+                    try! store.write { tx in _ = try tx[books].persist(book) }
+                    finished.leave()
+                }.start()
+            }
+            finished.wait()
+            written += batch.count
+            generations = try store.database.read { tx in
+                var seen = Set<UInt64>()
+                let cursor = try tx.cursor(tx.tree("books#log"))
+                var more = try cursor.first()
+                while more {
+                    seen.insert(try cursor.key().withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) })
+                    more = try cursor.next()
+                }
+                return seen
+            }
+        }
+        #expect(generations.count < written, "no writes were grouped, so the test proved nothing")
+        let logged = try store.database.read { tx in try tx.count(tx.tree("books#log")) }
+        #expect(logged == written)
+        #expect(try books.count == written)
+    }
+
     private func verify(_ books: Datastore<BookFormat, ReadWrite>, written: [Book], outcomes: [Int: Bool]) throws {
         for (index, book) in written.enumerated() {
             let succeeded = outcomes[index] ?? false

@@ -53,7 +53,8 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let id = F.identifier(of: instance)
         let idBytes = id.orderedKeyBytes
         let envelope = try InstanceEnvelope.encode(instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
-        let primary = try writeContext.writableTree(layout.primary)
+        let trees = self.trees
+        let primary = try trees.primary(named: layout.primary, in: writeContext)
         let oldEnvelope = try write.get(idBytes, in: primary)
         if mustBeNew, oldEnvelope != nil { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
         // Decoding the old instance also refuses to overwrite data written by a newer version.
@@ -61,14 +62,16 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
         var changes: [IndexChange] = []
         changes.reserveCapacity(schema.indexes.count)
-        for info in schema.indexes {
+        let indexes = schema.indexes
+        for position in 0..<indexes.count {
+            let info = indexes[position]
             let newValues = info.definition.encodedValues(of: instance)
             let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
-            let tree = try writeContext.writableTree(info.tree)
+            let tree = try trees.index(at: position, named: info.tree, in: writeContext)
             let added = info.isDirect || oldValues.isEmpty ? newValues : newValues.filter { !oldValues.contains($0) }
             if info.definition.kind.isUnique {
                 for value in added where !oldValues.contains(value) {
-                    if let owner = try firstIdentifier(withPrefix: value, in: tree), owner != idBytes {
+                    if try isTaken(value, byOtherThan: idBytes, in: tree) {
                         throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: info.definition.describe(value))
                     }
                 }
@@ -89,10 +92,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                 try write.put(key, change.isDirect ? envelope : [], in: change.tree)
             }
         }
-        try appendLog(old == nil ? .created : .updated, idBytes: idBytes)
+        try trees.log.append((old == nil ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
         try recordShape(of: instance)
         return old
     }
+
+    /// This datastore's trees in the write context.
+    private var trees: DatastoreTrees { writeContext.trees(of: schema) }
 
     /// `key = value ++ idBytes`, reusing `key`'s storage.
     private static func join(_ value: [UInt8], _ idBytes: [UInt8], into key: inout [UInt8]) {
@@ -114,21 +120,20 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         return old
     }
 
-    /// The identifier of the first index entry whose key starts with `value`, if any.
-    private func firstIdentifier(withPrefix value: [UInt8], in tree: Tree) throws -> [UInt8]? {
-        var found: [UInt8]?
-        let range = KeyRange.prefixed(value)
-        try write.scan(tree, from: range.lower, to: range.upper) { key, _ in
-            found = Array(key.bytes[value.count...])
-            return false
+    /// Whether a unique index entry for `value` belongs to an identifier other than `idBytes`.
+    /// Entries of one value are the keys with its bytes as prefix, so the first key at or after
+    /// `value` is the only candidate.
+    private func isTaken(_ value: [UInt8], byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
+        try write.withFirstKey(atOrAfter: value, in: tree) { key in
+            guard let key, key.starts(with: value) else { return false }
+            return !key.dropFirst(value.count).elementsEqual(idBytes)
         }
-        return found
     }
 
     // MARK: Change log
 
     func appendLog(_ kind: ChangeLogKind, idBytes: [UInt8]) throws {
-        try writeContext.appendChange(kind.rawValue, idBytes: idBytes, toLog: layout.log)
+        try trees.log.append(kind.rawValue, idBytes: idBytes, in: writeContext)
     }
 }
 

@@ -7,18 +7,19 @@ enum ChangeLogKind: UInt8 {
 
 /// A change-log key: the commit's generation (u64 big-endian) then the change's sequence number
 /// within it (u32 big-endian), so keys sort by commit, then by order of the changes. This type
-/// builds and parses them.
-struct ChangeLogKey: Equatable {
+/// builds and parses them; it lends its bytes from the stack (no array per appended change).
+struct ChangeLogKey: Equatable, BytesConvertible {
     let generation: UInt64
     let sequence: UInt32
 
-    var bytes: [UInt8] {
-        var key = [UInt8](repeating: 0, count: 12)
-        key.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: generation.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt32.self)
-        }
-        return key
+    static let size = 12
+
+    var bytes: [UInt8] { withBytes { Array($0) } }
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var words: (UInt64, UInt32) = (generation.bigEndian, sequence.bigEndian)
+        // The tuple's two fields are contiguous: 8 bytes, then 4 (its padding is not lent).
+        return try withUnsafeBytes(of: &words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<Self.size])) }
     }
 
     /// The smallest key of `generation`: every key of it and of later generations sorts at or
@@ -29,50 +30,133 @@ struct ChangeLogKey: Equatable {
     static func generation(of key: UnsafeRawBufferPointer) -> UInt64? {
         key.count >= 8 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : nil
     }
-}
 
-/// Appending to a datastore's change log (`<name>#log`, see `DatastoreLayout`), which observers in
-/// any process read. Not generic: the log holds identifier bytes only, so whole-datastore
-/// operations that know no format (`Store.clear()`) log through the same code.
-extension StoreWriteContext {
-    /// Entries older than this many generations (and older than every live reader) are trimmed.
-    static var logRetention: UInt64 { 1024 }
-    /// Trimming waits until this many generations of entries are due, so the start of the log is
-    /// rewritten once per that many commits instead of on every one (entries live at most
-    /// `logRetention + logTrimBatch` generations).
-    static var logTrimBatch: UInt64 { 64 }
-    /// At most this many entries are trimmed per commit (a log left long untrimmed, e.g. after a
-    /// bulk load, is worked off over a few commits).
-    static var logTrimLimit: Int { 16384 }
-
-    /// Appends `(generation, sequence) -> kind ++ idBytes` to the log tree `logName`.
-    func appendChange(_ kind: UInt8, idBytes: [UInt8], toLog logName: String) throws {
-        let log = try writableTree(logName)
-        let sequence = logSequence[logName, default: 0]
-        if sequence == 0 { try trimLog(log) }
-        logSequence[logName] = sequence + 1
-        let key = ChangeLogKey(generation: write.transactionID, sequence: sequence).bytes
-        var value: [UInt8] = []
-        value.reserveCapacity(1 + idBytes.count)
-        value.append(kind)
-        value.append(contentsOf: idBytes)
-        try write.put(key, value, in: log)
+    /// The key stored as `key`; nil if it is not 12 bytes.
+    init?(parsing key: UnsafeRawBufferPointer) {
+        guard key.count == Self.size else { return nil }
+        generation = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+        sequence = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
     }
 
+    init(generation: UInt64, sequence: UInt32) {
+        self.generation = generation
+        self.sequence = sequence
+    }
+}
+
+/// A change-log value, `kind ++ identifier`, lent from the stack for identifiers of up to
+/// `inlineCapacity` bytes (every fixed-size identifier type).
+private struct ChangeLogValue: BytesConvertible {
+    let kind: UInt8
+    let idBytes: [UInt8]
+
+    static let inlineCapacity = 63
+
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let count = 1 + idBytes.count
+        guard count <= Self.inlineCapacity + 1 else { return try ([kind] + idBytes).withUnsafeBytes(body) }
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            buffer[0] = kind
+            idBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+}
+
+/// Appends to one datastore's change log within one `StoreWriteContext`, keeping its tree handle
+/// and the next sequence number so an append costs one put.
+///
+/// Invariant: keys are unique within a commit. Several contexts can write into one commit
+/// (requests grouped by group commit each get a context of their own), so the next sequence
+/// number is learned from the log itself — after the last key of this generation — the first
+/// time a context appends, and again after a savepoint rolled back (`forgetPosition`). A
+/// counter that started at 0 in every context made grouped requests overwrite each other's
+/// entries, and observers missed those changes.
+final class ChangeLogAppender {
+    let logName: String
+    private var tree: Tree?
+    private var nextSequence: UInt32?
+
+    init(logName: String) {
+        self.logName = logName
+    }
+
+    /// Makes the next append look up its position in the log again (after a rollback).
+    func forgetPosition() {
+        nextSequence = nil
+    }
+
+    func append(_ kind: UInt8, idBytes: [UInt8], in context: StoreWriteContext) throws {
+        let write = context.write
+        let log: Tree
+        if let tree, write.isOpen(tree) { log = tree } else {
+            log = try context.writableTree(logName)
+            tree = log
+        }
+        let sequence: UInt32
+        if let nextSequence {
+            sequence = nextSequence
+        } else {
+            sequence = try Self.firstFreeSequence(in: log, write: write)
+            if sequence == 0 { try Self.trim(log, write: write) }
+        }
+        guard sequence < .max else { throw StrataError.misuse("more than \(UInt32.max - 1) changes to '\(logName)' in one commit") }
+        nextSequence = sequence + 1
+        try write.put(ChangeLogKey(generation: write.transactionID, sequence: sequence), ChangeLogValue(kind: kind, idBytes: idBytes), in: log)
+    }
+
+    /// One past the last sequence number this commit used in `log`, or 0 if it used none.
+    private static func firstFreeSequence(in log: Tree, write: WriteTransaction) throws -> UInt32 {
+        let cursor = try write.cursor(log)
+        guard try cursor.seekLast(atOrBefore: ChangeLogKey(generation: write.transactionID, sequence: .max)) else { return 0 }
+        guard let last = try cursor.key().withUnsafeBytes({ ChangeLogKey(parsing: $0) }),
+              last.generation == write.transactionID else { return 0 }
+        return last.sequence &+ 1
+    }
+
+    /// Entries older than this many generations (and older than every live reader) are trimmed.
+    static var retention: UInt64 { 1024 }
+    /// Trimming waits until this many generations of entries are due, so the start of the log is
+    /// rewritten once per that many commits instead of on every one (entries live at most
+    /// `retention + trimBatch` generations).
+    static var trimBatch: UInt64 { 64 }
+    /// At most this many entries are trimmed per commit (a log left long untrimmed, e.g. after a
+    /// bulk load, is worked off over a few commits).
+    static var trimLimit: Int { 16384 }
+
     /// Observers hold a snapshot at the generation they have seen, so nothing a live observer
-    /// still needs is older than the oldest reader snapshot.
-    private func trimLog(_ log: Tree) throws {
+    /// still needs is older than the oldest reader snapshot. Runs at the first change of a commit.
+    private static func trim(_ log: Tree, write: WriteTransaction) throws {
         let generation = write.transactionID
         // Reading the first key touches no page; deleting copies the start of the log.
         let cursor = try write.cursor(log)
         guard try cursor.first() else { return }
         guard let oldest = try cursor.key().withUnsafeBytes({ ChangeLogKey.generation(of: $0) }) else { return }
         // Nothing is due before this generation whatever the readers: skip scanning the reader table.
-        guard generation >= oldest &+ Self.logRetention &+ Self.logTrimBatch else { return }
+        guard generation >= oldest &+ retention &+ trimBatch else { return }
         let oldestReader = write.database.oldestReaderSnapshot ?? generation
-        guard min(oldestReader, generation) > Self.logRetention else { return }
-        let bound = min(oldestReader, generation) - Self.logRetention
-        guard oldest < bound, bound - oldest >= Self.logTrimBatch else { return }
-        try write.deleteLeading(before: ChangeLogKey.start(of: bound), in: log, limit: Self.logTrimLimit)
+        guard min(oldestReader, generation) > retention else { return }
+        let bound = min(oldestReader, generation) - retention
+        guard oldest < bound, bound - oldest >= trimBatch else { return }
+        try write.deleteLeading(before: ChangeLogKey.start(of: bound), in: log, limit: trimLimit)
+    }
+}
+
+/// Appending to a datastore's change log (`<name>#log`, see `DatastoreLayout`), which observers in
+/// any process read. Not generic: the log holds identifier bytes only, so whole-datastore
+/// operations that know no format (`Store.clear()`) log through the same code.
+extension StoreWriteContext {
+    /// The appender of the log tree `logName` in this context (one per log, shared by every
+    /// writer of the context).
+    func changeLog(_ logName: String) -> ChangeLogAppender {
+        if let appender = changeLogs[logName] { return appender }
+        let appender = ChangeLogAppender(logName: logName)
+        changeLogs[logName] = appender
+        return appender
+    }
+
+    /// Appends `(generation, sequence) -> kind ++ idBytes` to the log tree `logName`.
+    func appendChange(_ kind: UInt8, idBytes: [UInt8], toLog logName: String) throws {
+        try changeLog(logName).append(kind, idBytes: idBytes, in: self)
     }
 }

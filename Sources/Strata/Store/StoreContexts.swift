@@ -22,8 +22,12 @@ public class StoreReadContext {
 /// done through one context commits together.
 public final class StoreWriteContext: StoreReadContext {
     let write: WriteTransaction
-    /// Next change-log sequence number per datastore in this transaction.
-    var logSequence: [String: UInt32] = [:]
+    /// The change logs this context appended to, by log tree name.
+    var changeLogs: [String: ChangeLogAppender] = [:]
+    /// The open trees of each datastore written in this context, by its schema's identity, so a
+    /// loop of `tx[books].persist(…)` opens each tree once. (Not the writers themselves: a writer
+    /// holds its context, and the context holding it back would leak both.)
+    var datastoreTrees: [ObjectIdentifier: DatastoreTrees] = [:]
 
     init(transaction: WriteTransaction) {
         write = transaction

@@ -15,11 +15,11 @@ extension StoreWriteContext {
     /// ```
     @discardableResult
     public func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
-        let sequences = logSequence
         do {
             return try write.nested { _ in try body() }
         } catch {
-            logSequence = sequences
+            // The rolled-back entries are gone: appenders learn their position from the log again.
+            for appender in changeLogs.values { appender.forgetPosition() }
             throw error
         }
     }

@@ -68,6 +68,14 @@ public class Transaction {
 
     // MARK: Trees
 
+    /// Whether `tree` can still be used in this transaction: it was opened here, it is not
+    /// dropped, and no rolled-back nested transaction took it away. Layers that keep handles
+    /// across calls check this before reusing one, and open the tree again if it fails.
+    public func isOpen(_ tree: Tree) -> Bool {
+        isActive && tree.transactionSerial == serial && tree.index < trees.count
+            && !trees[tree.index].isDropped && trees[tree.index].name == tree.name
+    }
+
     /// Opens the tree called `name`, or nil if it does not exist in this snapshot.
     public func treeIfPresent(_ name: String) throws -> Tree? {
         try checkActive()
@@ -157,6 +165,23 @@ public class Transaction {
         let scan = TreeScan(access: access, record: trees[try state(of: tree)].record, lower: lower, upper: upper,
                             upperInclusive: upperInclusive)
         if reverse { try scan.backward(body) } else { try scan.forward(body) }
+    }
+
+    /// Calls `body` with the first key at or after `key` (nil if there is none), valid only
+    /// during the call. One descent and no cursor unless that key starts the next leaf: the
+    /// cheap way to ask "is any key with this prefix stored?" (unique-index checks).
+    public func withFirstKey<Result>(atOrAfter key: some BytesConvertible, in tree: Tree,
+                                     _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
+        let record = trees[try state(of: tree)].record
+        return try key.withBytes { key in
+            guard record.root != 0 else { return try body(nil) }
+            let (leaf, index, _) = try access.descend(from: record.root, level: 1, depth: record.depth, towards: .key(key))
+            if index < leaf.count { return try body(try leaf.leafKey(index)) }
+            // Past the end of the leaf: the answer starts the next one, which a cursor walks to.
+            let cursor = Cursor(access: access, record: record)
+            guard try cursor.seek(bytes: key) else { return try body(nil) }
+            return try body(try cursor.currentKeyBytes())
+        }
     }
 
     /// Point lookup without a cursor (see `PageAccess.lookup`).

@@ -1,0 +1,43 @@
+import StrataCore
+
+/// The trees one datastore writes in one write context — its primary tree, the tree of each
+/// index (by the schema's index position) and its change log — opened or created on first use.
+///
+/// A handle is reused only while the transaction still accepts it (`Transaction.isOpen`); it is
+/// opened again after a savepoint that created its tree rolled back, or after the datastore was
+/// removed and created again in the same transaction.
+final class DatastoreTrees {
+    private var primaryTree: Tree?
+    private var indexTrees: [Tree?] = []
+    let log: ChangeLogAppender
+
+    init(log: ChangeLogAppender) {
+        self.log = log
+    }
+
+    func primary(named name: String, in context: StoreWriteContext) throws -> Tree {
+        if let tree = primaryTree, context.write.isOpen(tree) { return tree }
+        let tree = try context.writableTree(name)
+        primaryTree = tree
+        return tree
+    }
+
+    func index(at position: Int, named name: String, in context: StoreWriteContext) throws -> Tree {
+        if position < indexTrees.count, let tree = indexTrees[position], context.write.isOpen(tree) { return tree }
+        let tree = try context.writableTree(name)
+        if position >= indexTrees.count { indexTrees.append(contentsOf: repeatElement(nil, count: position + 1 - indexTrees.count)) }
+        indexTrees[position] = tree
+        return tree
+    }
+}
+
+extension StoreWriteContext {
+    /// The trees of the datastore described by `schema` in this context.
+    func trees<F: DatastoreFormat>(of schema: DatastoreSchema<F>) -> DatastoreTrees {
+        let key = ObjectIdentifier(schema)
+        if let trees = datastoreTrees[key] { return trees }
+        let trees = DatastoreTrees(log: changeLog(schema.layout.log))
+        datastoreTrees[key] = trees
+        return trees
+    }
+}
