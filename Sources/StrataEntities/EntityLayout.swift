@@ -7,17 +7,26 @@ import StrataCore
 ///
 /// | tree | key | value |
 /// |---|---|---|
-/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, type) |
+/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, creation sequence, type) |
 /// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
-/// | types | type, id | empty |
-/// | values | key, value, id | empty, or `truncatedMark` when the value was cut to fit |
+/// | types | type, creation sequence | id |
+/// | values | key, value, sequence of the current entry | id, then `truncatedMark` when the value was cut to fit |
 /// | references | target id, key, source id | empty |
 /// | log | generation | the commit's changes (see `EntityChangeLog`) |
 /// | meta | name | the next sequence number |
 ///
 /// `id` is the 16 UUID bytes; `key` and `type` are ordered strings (escaped, terminated);
 /// `value` is `EntityValueCoding`; datestamps are ordered doubles; the sequence is a big-endian
-/// `UInt64` that grows with every entry ever written, so equal datestamps keep insertion order.
+/// `UInt64` that grows with every entry (and every entity) ever written, so equal datestamps keep
+/// insertion order.
+///
+/// Why the indexes end in a sequence number and not the identifier: identifiers are random, so
+/// an index ordered by them puts every new entry on a random leaf, and a transaction that creates
+/// a thousand entities would copy and write a leaf of every index for most of them. Ordered by
+/// sequence, entities of one type and entities with one value are appended at the end of their
+/// group: a bulk create writes a few leaves per index. (The identifier is the index entry's value.)
+/// So `entities(ofType:)` lists entities in creation order, and a value query orders equal
+/// values by when they were set.
 ///
 /// Why one `entries` tree for an entity's header and its whole history: everything about one
 /// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
@@ -38,7 +47,9 @@ enum EntityLayout {
     static let meta = "entities.meta"
     static let sequenceName = "sequence"
 
-    static let truncatedMark: [UInt8] = [1]
+    static let truncatedMark: UInt8 = 1
+    /// The bytes of a sequence number in index keys.
+    static let sequenceBytes = 8
     /// Room kept in every key for the parts that are not the user's key or label (ids,
     /// datestamp, sequence, and at least this many bytes of an indexed value).
     static let reservedKeyBytes = 96
@@ -67,6 +78,16 @@ enum EntityLayout {
         return key
     }
 
+    static func sequenceBytes(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
+
+    /// The big-endian sequence number that ends an index key (the caller checked the length).
+    static func trailingSequence(of key: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - sequenceBytes, as: UInt64.self))
+    }
+
+    /// A `types` index key.
+    static func typeKey(_ type: String, sequence: UInt64) -> [UInt8] { encodedName(type) + sequenceBytes(sequence) }
+
     /// Decodes the datestamp and sequence that end a history key.
     static func historyStamp(of key: UnsafeRawBufferPointer) throws -> (Date, UInt64) {
         guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
@@ -79,32 +100,36 @@ enum EntityLayout {
     /// query compares the entity's stored value instead). Truncation keeps the order weakly
     /// (a prefix of a smaller encoding is never greater), so range scans still find every match.
     static func indexedValue(_ encoded: [UInt8], name: [UInt8], maximumKeySize: Int) -> (bytes: [UInt8], truncated: Bool) {
-        let room = maximumKeySize - name.count - 16
+        let room = maximumKeySize - name.count - sequenceBytes
         return encoded.count <= room ? (encoded, false) : (Array(encoded.prefix(room)), true)
     }
 }
 
-/// The value of a `records` entry: whether the entity is live, its datestamps and type.
+/// The value of an entity's header entry: whether the entity is live, its datestamps, the
+/// sequence number of its creation (its key in the `types` index) and its type.
 /// A deleted entity keeps a header (so its identifier never comes back), nothing else.
 struct RecordHeader: Equatable {
     var isDeleted: Bool
     var created: Date
     var modified: Date
+    var sequence: UInt64
     var type: String
 
     func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 24 + type.utf8.count)
+        var writer = OrderedKeyWriter(reservingCapacity: 32 + type.utf8.count)
         writer.writeByte(isDeleted ? 1 : 0)
         writer.write(created)
         writer.write(modified)
+        writer.writeBigEndian(sequence)
         writer.write(type)
         return writer.bytes
     }
 
-    init(isDeleted: Bool, created: Date, modified: Date, type: String) {
+    init(isDeleted: Bool, created: Date, modified: Date, sequence: UInt64, type: String) {
         self.isDeleted = isDeleted
         self.created = created
         self.modified = modified
+        self.sequence = sequence
         self.type = type
     }
 
@@ -115,6 +140,7 @@ struct RecordHeader: Equatable {
         isDeleted = status == 1
         created = try reader.read(Date.self)
         modified = try reader.read(Date.self)
+        sequence = try reader.readBigEndian(UInt64.self, reading: "creation sequence")
         type = try reader.read(String.self)
         try reader.expectEnd()
     }

@@ -260,15 +260,17 @@ public class EntityReadContext {
 
     // MARK: Queries
 
-    /// Identifiers of the entities of `type`, in identifier order.
+    /// Identifiers of the entities of `type`, in creation order (oldest first when ascending).
     public func entities(ofType type: String, limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
         guard let types = try tree(EntityLayout.types) else { return [] }
         let prefix = EntityLayout.encodedName(type)
         var ids: [EntityID] = []
         guard limit.map({ $0 > 0 }) ?? true else { return [] }
-        try transaction.scan(types, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: order == .descending) { key, _ in
-            guard key.count == prefix.count + 16 else { throw EntityError.corrupt(reason: "type index key of \(key.count) bytes") }
-            ids.append(key.withUnsafeBytes { EntityID(bytes: $0, at: prefix.count) })
+        try transaction.scan(types, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: order == .descending) { key, value in
+            guard key.count == prefix.count + EntityLayout.sequenceBytes, value.count == 16 else {
+                throw EntityError.corrupt(reason: "type index entry of \(key.count) + \(value.count) bytes")
+            }
+            ids.append(value.withUnsafeBytes { EntityID(bytes: $0, at: 0) })
             return limit.map { ids.count < $0 } ?? true
         }
         return ids
@@ -277,15 +279,17 @@ public class EntityReadContext {
     /// How many entities of `type` exist.
     public func count(ofType type: String) throws -> Int { try entities(ofType: type).count }
 
-    /// Entities whose current value of `key` equals `value` (of `type`, when given), in
-    /// identifier order.
+    /// Entities whose current value of `key` equals `value` (of `type`, when given), in the
+    /// order they got that value (the sequence of their current entries).
     public func entities(where key: String, equals value: EntityValue, ofType type: String? = nil,
                          limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
         try matching(key: key, range: EntityValueRange(equalTo: value), type: type, limit: limit, order: order)
     }
 
     /// Entities whose current value of `key` lies in `range` (of `type`, when given), ordered by
-    /// that value, then identifier. Exact for every kind of value (see `EntityValue`'s order).
+    /// that value, then by when they got it (the sequence of their current entries; within one
+    /// `set` of several entities, in no particular order). Exact for every kind of value (see
+    /// `EntityValue`'s order).
     ///
     /// ```swift
     /// let thirties = try tx.entities(where: "age", in: EntityValueRange(30..<40), limit: 10)
@@ -305,17 +309,21 @@ public class EntityReadContext {
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
         // group the index order is by identifier, not value: a group is always read whole and
-        // the matches are sorted by (value, identifier) when any was truncated.
-        var found: [(encoded: [UInt8], id: EntityID)] = []
+        // the matches are sorted by (value, sequence) when any was truncated.
+        var found: [(encoded: [UInt8], sequence: UInt64, id: EntityID)] = []
         var sawTruncated = false
         var lastIndexed: ArraySlice<UInt8> = []
-        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, mark in
-            guard key.count >= name.count + 17 else { throw EntityError.corrupt(reason: "value index key of \(key.count) bytes") }
-            let indexed = ArraySlice(key[name.count..<(key.count - 16)])
+        let trailer = EntityLayout.sequenceBytes
+        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
+            guard key.count >= name.count + trailer + 1, value.count == 16 || value.count == 17 else {
+                throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
+            }
+            let indexed = ArraySlice(key[name.count..<(key.count - trailer)])
             if let limit, found.count >= limit, indexed != lastIndexed { return false }
-            let id = key.withUnsafeBytes { EntityID(bytes: $0, at: key.count - 16) }
+            let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
+            let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
             var encoded = Array(indexed)
-            if mark.count > 0 {
+            if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
                 guard let current = try latest(id: id.bytes, name: name)?.entry.value else {
                     throw EntityError.corrupt(reason: "value index entry of \(id) without a current value")
@@ -329,13 +337,13 @@ public class EntityReadContext {
                 if beyond { return true }
             }
             if let type, try liveHeader(id)?.type != type { return true }
-            found.append((encoded, id))
+            found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
         }
         if sawTruncated {
-            func precedes(_ lhs: (encoded: [UInt8], id: EntityID), _ rhs: (encoded: [UInt8], id: EntityID)) -> Bool {
-                lhs.encoded == rhs.encoded ? lhs.id < rhs.id : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
+            func precedes(_ lhs: (encoded: [UInt8], sequence: UInt64, id: EntityID), _ rhs: (encoded: [UInt8], sequence: UInt64, id: EntityID)) -> Bool {
+                lhs.encoded == rhs.encoded ? lhs.sequence < rhs.sequence : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
             }
             found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
         }

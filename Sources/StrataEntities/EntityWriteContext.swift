@@ -146,8 +146,9 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
-        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, type: type)
-        try write.put(EntityLayout.encodedName(type) + id.bytes, [], in: try writableTree(EntityLayout.types))
+        let sequence = try nextSequence()
+        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type)
+        try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
         createdEntities.insert(id)
         for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
@@ -249,8 +250,8 @@ public final class EntityWriteContext: EntityReadContext {
                     }
                 }
             }
-            if let old = previous?.entry.value { try unindex(old, name: name, id: id) }
-            if let new = entry.value { try index(new, name: name, id: id) }
+            if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
+            if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
         }
         guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         if entry.datestamp > header.modified {
@@ -260,14 +261,16 @@ public final class EntityWriteContext: EntityReadContext {
         note(id, EntityChange(kind: .updated, keys: [key]))
     }
 
-    private func valueIndexKey(_ value: EntityValue, name: [UInt8], id: EntityID) -> (key: [UInt8], truncated: Bool) {
+    private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
         let (bytes, truncated) = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: maximumKeySize)
-        return (name + bytes + id.bytes, truncated)
+        return (name + bytes + EntityLayout.sequenceBytes(sequence), truncated)
     }
 
-    private func index(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
-        let (key, truncated) = valueIndexKey(value, name: name, id: id)
-        try write.put(key, truncated ? EntityLayout.truncatedMark : [], in: try writableTree(EntityLayout.values))
+    /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
+    /// the entry numbered `sequence`.
+    private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
+        try write.put(key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes, in: try writableTree(EntityLayout.values))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -275,8 +278,9 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
-        try write.delete(valueIndexKey(value, name: name, id: id).key, in: try writableTree(EntityLayout.values))
+    /// Removes the index entries `index(_:name:id:sequence:)` added.
+    private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        try write.delete(valueIndexKey(value, name: name, sequence: sequence).key, in: try writableTree(EntityLayout.values))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -301,7 +305,7 @@ public final class EntityWriteContext: EntityReadContext {
         var detached: [EntityLink] = []
         for reference in references {
             guard let id = try find(reference), var header = try liveHeader(id) else { continue }
-            try removeOwnData(of: id, type: header.type)
+            try removeOwnData(of: id, header: header)
             header.isDeleted = true
             header.modified = stamp
             pendingHeaders[id] = header
@@ -322,11 +326,11 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Removes the entity's history, latest entries, index entries and type entry.
-    private func removeOwnData(of id: EntityID, type: String) throws {
+    private func removeOwnData(of id: EntityID, header: RecordHeader) throws {
         let idBytes = id.bytes
         let upper = OrderedKeyWriter.prefixUpperBound(of: idBytes)
         for (key, latest) in try latestEntries(id: idBytes) {
-            if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id) }
+            if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id, sequence: latest.sequence) }
         }
         // Every entry but the header (rewritten as deleted at the end of the transaction).
         if let entries = try tree(EntityLayout.entries) {
@@ -334,7 +338,7 @@ public final class EntityWriteContext: EntityReadContext {
             try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
             for key in keys { try write.delete(key, in: entries) }
         }
-        try write.delete(EntityLayout.encodedName(type) + idBytes, in: try writableTree(EntityLayout.types))
+        try write.delete(EntityLayout.typeKey(header.type, sequence: header.sequence), in: try writableTree(EntityLayout.types))
     }
 
     // MARK: Compaction
