@@ -10,13 +10,13 @@
 //   NaNs share one key. Decoding yields `.nan`; decoding any other NaN pattern or `-0.0`
 //   throws, because no writer produces them.
 
-@usableFromInline enum OrderedFloatCoding {
-    @inlinable static func orderedBits<Bits: FixedWidthInteger & UnsignedInteger>(_ bits: Bits) -> Bits {
+enum OrderedFloatCoding {
+    static func orderedBits<Bits: FixedWidthInteger & UnsignedInteger>(_ bits: Bits) -> Bits {
         let signBit: Bits = 1 << (Bits.bitWidth - 1)
         return bits & signBit != 0 ? ~bits : bits | signBit
     }
 
-    @inlinable static func ieeeBits<Bits: FixedWidthInteger & UnsignedInteger>(fromOrdered ordered: Bits) -> Bits {
+    static func ieeeBits<Bits: FixedWidthInteger & UnsignedInteger>(fromOrdered ordered: Bits) -> Bits {
         let signBit: Bits = 1 << (Bits.bitWidth - 1)
         return ordered & signBit != 0 ? ordered ^ signBit : ~ordered
     }
@@ -29,7 +29,7 @@ extension Double: OrderedKey {
         writer.writeBigEndian(OrderedFloatCoding.orderedBits(canonical.bitPattern))
     }
 
-    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Double {
+    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Double {
         let start = reader.offset
         let ordered = try reader.readBigEndian(UInt64.self, reading: "Double")
         let value = Double(bitPattern: OrderedFloatCoding.ieeeBits(fromOrdered: ordered))
