@@ -7,7 +7,7 @@ import StrataCore
 ///
 /// | tree | key | value |
 /// |---|---|---|
-/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, creation sequence, type) |
+/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, creation sequence, type, current entries) |
 /// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
 /// | types | type, creation sequence | id |
 /// | values | key, value, sequence of the current entry | id, then `truncatedMark` when the value was cut to fit |
@@ -30,12 +30,13 @@ import StrataCore
 ///
 /// Why one `entries` tree for an entity's header and its whole history: everything about one
 /// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
-/// entry, the header's `modified`, and the lookup of the previous current value all land
-/// there), and reading an entity is one descent. The current value of a key is the last entry of
-/// its range (entries sort by datestamp, then sequence). The header's key sorts before every
-/// property of the entity: `headerName` is the encoding of the empty string, and property keys
-/// are never empty. `types`, `values` and `references` are derived: they follow from `entries`
-/// and every write keeps them exact in the same transaction.
+/// entry and the rewritten header land there). The current entry of a key is the last entry of
+/// its range (entries sort by datestamp, then sequence), and the header keeps a copy of each
+/// current entry (see `RecordHeader`), so reading an entity is one lookup of its header and a
+/// write finds the entry it supersedes there. The header's key sorts before every property of
+/// the entity: `headerName` is the encoding of the empty string, and property keys are never
+/// empty. The header's current entries and the `types`, `values` and `references` indexes are
+/// derived: they follow from the history and every write keeps them exact in the same transaction.
 enum EntityLayout {
     static let entries = "entities.entries"
     /// The key part naming the header (the ordered encoding of "").
@@ -102,59 +103,5 @@ enum EntityLayout {
     static func indexedValue(_ encoded: [UInt8], name: [UInt8], maximumKeySize: Int) -> (bytes: [UInt8], truncated: Bool) {
         let room = maximumKeySize - name.count - sequenceBytes
         return encoded.count <= room ? (encoded, false) : (Array(encoded.prefix(room)), true)
-    }
-}
-
-/// The value of an entity's header entry: whether the entity is live, its datestamps, the
-/// sequence number of its creation (its key in the `types` index) and its type.
-/// A deleted entity keeps a header (so its identifier never comes back), nothing else.
-struct RecordHeader: Equatable {
-    var isDeleted: Bool
-    var created: Date
-    var modified: Date
-    var sequence: UInt64
-    var type: String
-
-    func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 32 + type.utf8.count)
-        writer.writeByte(isDeleted ? 1 : 0)
-        writer.write(created)
-        writer.write(modified)
-        writer.writeBigEndian(sequence)
-        writer.write(type)
-        return writer.bytes
-    }
-
-    init(isDeleted: Bool, created: Date, modified: Date, sequence: UInt64, type: String) {
-        self.isDeleted = isDeleted
-        self.created = created
-        self.modified = modified
-        self.sequence = sequence
-        self.type = type
-    }
-
-    init(_ bytes: UnsafeRawBufferPointer) throws {
-        var reader = OrderedKeyReader(bytes)
-        let status = try reader.readByte(reading: "record status")
-        guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
-        isDeleted = status == 1
-        created = try reader.read(Date.self)
-        modified = try reader.read(Date.self)
-        sequence = try reader.readBigEndian(UInt64.self, reading: "creation sequence")
-        type = try reader.read(String.self)
-        try reader.expectEnd()
-    }
-}
-
-/// The current entry of a property (the last of its history) with its sequence number.
-struct LatestEntry {
-    var entry: PropertyEntry
-    var sequence: UInt64
-
-    /// Decodes a history entry.
-    init(key: ByteView, value: ByteView) throws {
-        let (datestamp, sequence) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
-        self.sequence = sequence
-        entry = try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 }

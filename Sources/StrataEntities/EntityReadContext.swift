@@ -55,94 +55,107 @@ public class EntityReadContext {
         return header
     }
 
-    /// The current (last) entry of property `name` of entity `id`, removals included.
-    func latest(id: [UInt8], name: [UInt8]) throws -> LatestEntry? {
-        guard let entries = try tree(EntityLayout.entries) else { return nil }
-        let prefix = id + name
-        var found: LatestEntry?
-        try transaction.scan(entries, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: true) { key, value in
-            found = try LatestEntry(key: key, value: value)
-            return false
-        }
-        return found
+    /// The current (last) entry of property `name` of entity `id`, removals included: from
+    /// the entity's header (see `RecordHeader`).
+    func latest(id: EntityID, name: [UInt8]) throws -> LatestEntry? {
+        guard let header = try header(id) else { return nil }
+        let (index, found) = header.position(of: name)
+        guard found else { return nil }
+        let current = header.current[index]
+        return LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence)
     }
 
-    /// The current entry of every property of entity `id` (removals included), by key: one
-    /// scan of the entity's entries.
-    func latestEntries(id: [UInt8]) throws -> [(key: String, latest: LatestEntry)] {
-        guard let entries = try tree(EntityLayout.entries) else { return [] }
-        var latest: [(key: String, latest: LatestEntry)] = []
-        var lastName: [UInt8] = []
-        try transaction.scan(entries, from: EntityLayout.headerKey(id) + [0], to: OrderedKeyWriter.prefixUpperBound(of: id)) { key, value in
-            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
-            let name = Array(key[16..<(key.count - 16)])
-            let entry = try LatestEntry(key: key, value: value)
-            if name == lastName {
-                latest[latest.count - 1].latest = entry
+    /// The property entry a header's current entry stands for (read from the history when the
+    /// header does not hold its body).
+    func entry(id: EntityID, current: RecordHeader.CurrentEntry) throws -> PropertyEntry {
+        if let body = current.body { return try body.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: current.datestamp) } }
+        return try historyEntry(id: id, name: current.name, datestamp: current.datestamp, sequence: current.sequence)
+    }
+
+    /// The history entry with this key, which a header names.
+    /// - Throws: `EntityError.corrupt` when it is missing.
+    func historyEntry(id: EntityID, name: [UInt8], datestamp: Date, sequence: UInt64) throws -> PropertyEntry {
+        let key = EntityLayout.historyKey(id: id.bytes, name: name, datestamp: datestamp, sequence: sequence)
+        guard let entries = try tree(EntityLayout.entries), let body = try transaction.get(key, in: entries) else {
+            throw EntityError.corrupt(reason: "entity \(id) has no history entry \(sequence) for its current value")
+        }
+        return try body.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+    }
+
+    /// The current entry of every property of entity `id` (removals included), by key.
+    func latestEntries(id: EntityID) throws -> [(key: String, latest: LatestEntry)] {
+        guard let header = try header(id) else { return [] }
+        return try header.current.map { current in
+            (try Self.decodeName(current.name), LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence))
+        }
+    }
+
+    static func decodeName(_ name: [UInt8]) throws -> String {
+        try name.withUnsafeBytes { raw in
+            var reader = OrderedKeyReader(raw)
+            let decoded = try reader.read(String.self)
+            try reader.expectEnd()
+            return decoded
+        }
+    }
+
+    /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
+    /// lookup of its header, which holds the current entries; only those asked for are decoded.
+    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
+        var properties: [String: PropertyEntry] = [:]
+        if let header = pendingHeader(id) {
+            guard !header.isDeleted else { return nil }
+            for current in header.current {
+                let key: String
+                if let keys {
+                    guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
+                    key = wanted.key
+                } else {
+                    key = try Self.decodeName(current.name)
+                }
+                let entry = try entry(id: id, current: current)
+                if entry.value != nil { properties[key] = entry }
+            }
+            return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+        }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+        return try bytes.withUnsafeBytes { raw in try record(of: id, header: raw, keys: keys) }
+    }
+
+    /// `record(of:keys:)` from the stored bytes of the entity's header.
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
+        var properties: [String: PropertyEntry] = [:]
+        if let keys { properties.reserveCapacity(keys.count) }
+        var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
+        let header = try RecordHeader.decode(raw) { stored in
+            let key: String
+            if let keys {
+                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { Self.equal($0, stored.name) } }) else { return }
+                key = wanted.key
             } else {
-                let decoded = try name.withUnsafeBytes { raw -> String in
+                key = try stored.name.withUnsafeBytes { raw in
                     var reader = OrderedKeyReader(raw)
                     return try reader.read(String.self)
                 }
-                latest.append((decoded, entry))
-                lastName = name
             }
-            return true
+            guard let body = stored.body else {
+                deferred.append((key, RecordHeader.CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence)))
+                return
+            }
+            let entry = try PropertyEntry.decodeBody(body, datestamp: stored.datestamp)
+            if entry.value != nil { properties[key] = entry }
         }
-        return latest
-    }
-
-    /// Entities with more entries than this are read key by key (a descent per key) instead
-    /// of by one scan over all their entries.
-    static let scanLimit = 128
-
-    /// The live entity `id` with the current entries of `keys` (all when nil), or nil.
-    ///
-    /// With keys, one forward scan over the entity's header and entries finds the last entry of
-    /// each key (one descent; the entries of a small entity share a leaf) and decodes only those;
-    /// an entity with a long history is read with one reverse lookup per key instead.
-    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        guard let entries = try tree(EntityLayout.entries) else { return nil }
-        let idBytes = id.bytes
-        var header = pendingHeader(id)
-        var properties: [String: PropertyEntry] = [:]
-        guard let keys else {
-            guard let header = try header ?? self.header(id), !header.isDeleted else { return nil }
-            for (key, latest) in try latestEntries(id: idBytes) where latest.entry.value != nil { properties[key] = latest.entry }
-            return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
-        }
-        var last = [(key: ByteView, value: ByteView)?](repeating: nil, count: keys.count)
-        var seen = 0
-        var complete = true
-        try transaction.scan(entries, from: EntityLayout.headerKey(idBytes), to: OrderedKeyWriter.prefixUpperBound(of: idBytes)) { key, value in
-            if key.count == 18 {
-                if header == nil { header = try value.withUnsafeBytes { try RecordHeader($0) } }
-                return true
-            }
-            seen += 1
-            if seen > Self.scanLimit {
-                complete = false
-                return false
-            }
-            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
-            let name = key[16..<(key.count - 16)]
-            for index in keys.indices where keys[index].name.elementsEqual(name) {
-                last[index] = (key, value)
-                break
-            }
-            return true
-        }
-        guard let header, !header.isDeleted else { return nil }
-        for (index, (key, name)) in keys.enumerated() {
-            let latest: LatestEntry?
-            if complete {
-                latest = try last[index].map { try LatestEntry(key: $0.key, value: $0.value) }
-            } else {
-                latest = try self.latest(id: idBytes, name: name)
-            }
-            if let entry = latest?.entry, entry.value != nil { properties[key] = entry }
+        guard !header.isDeleted else { return nil }
+        for (key, current) in deferred {
+            let entry = try entry(id: id, current: current)
+            if entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+    }
+
+    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
     }
 
     // MARK: Resolving references
@@ -325,7 +338,7 @@ public class EntityReadContext {
             var encoded = Array(indexed)
             if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
-                guard let current = try latest(id: id.bytes, name: name)?.entry.value else {
+                guard let current = try latest(id: id, name: name)?.entry.value else {
                     throw EntityError.corrupt(reason: "value index entry of \(id) without a current value")
                 }
                 encoded = current.orderedBytes

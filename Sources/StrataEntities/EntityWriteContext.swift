@@ -42,6 +42,12 @@ public final class EntityWriteContext: EntityReadContext {
     /// up when it resolves the reference and again when it appends, one descent is enough.
     private var readHeaders: [EntityID: RecordHeader] = [:]
 
+    /// Keeps `header` to be written at the end of the transaction.
+    private func setPending(_ header: RecordHeader, of id: EntityID) {
+        readHeaders[id] = nil
+        pendingHeaders[id] = header
+    }
+
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let known = pendingHeader(id) { return known }
         let header = try super.header(id)
@@ -216,7 +222,7 @@ public final class EntityWriteContext: EntityReadContext {
         var ids: [EntityReference: EntityID] = [:]
         for reference in references {
             guard let id = try find(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
-            for key in keys where try latest(id: id.bytes, name: EntityLayout.encodedName(key))?.entry.value != nil {
+            for key in keys where try latest(id: id, name: EntityLayout.encodedName(key))?.entry.value != nil {
                 try append(PropertyEntry(nil, datestamp: datestamp ?? self.datestamp), key: key, to: id)
             }
             ids[reference] = id
@@ -224,7 +230,8 @@ public final class EntityWriteContext: EntityReadContext {
         return ids
     }
 
-    /// Appends `entry` to property `key` of entity `id` and keeps `latest` and the indexes exact.
+    /// Appends `entry` to property `key` of entity `id` and keeps the header's current entries and
+    /// the indexes exact.
     /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
     /// is no previous entry to look up.
     func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
@@ -234,11 +241,13 @@ public final class EntityWriteContext: EntityReadContext {
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
         // The previous current entry, read before the new one lands in its range.
-        let previous = isNew ? nil : try latest(id: idBytes, name: name)
+        let previous = isNew ? nil : try latest(id: id, name: name)
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
+        guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        if previous.map({ $0.entry.datestamp <= entry.datestamp }) ?? true {
+        let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
+        if isCurrent {
             // Only a current value must not dangle; an older entry may name a deleted entity
             // (history imported from an export keeps those).
             if let value = entry.value {
@@ -252,12 +261,14 @@ public final class EntityWriteContext: EntityReadContext {
             }
             if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
             if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
+            header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
         }
-        guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
+        var changed = isCurrent
         if entry.datestamp > header.modified {
             header.modified = entry.datestamp
-            pendingHeaders[id] = header
+            changed = true
         }
+        if changed { setPending(header, of: id) }
         note(id, EntityChange(kind: .updated, keys: [key]))
     }
 
@@ -308,12 +319,13 @@ public final class EntityWriteContext: EntityReadContext {
             try removeOwnData(of: id, header: header)
             header.isDeleted = true
             header.modified = stamp
-            pendingHeaders[id] = header
+            header.current = []
+            setPending(header, of: id)
             resolved = resolved.filter { $0.value != id }
             note(id, EntityChange(kind: .deleted))
             deleted.append(id)
             for link in try links(to: id, through: nil) {
-                guard let current = try latest(id: link.source.bytes, name: EntityLayout.encodedName(link.key))?.entry,
+                guard let current = try latest(id: link.source, name: EntityLayout.encodedName(link.key))?.entry,
                       let value = current.value else { continue }
                 // Dated no earlier than the current entry, so it becomes the current one.
                 let remaining = value.removingReferences(to: id)
@@ -329,7 +341,7 @@ public final class EntityWriteContext: EntityReadContext {
     private func removeOwnData(of id: EntityID, header: RecordHeader) throws {
         let idBytes = id.bytes
         let upper = OrderedKeyWriter.prefixUpperBound(of: idBytes)
-        for (key, latest) in try latestEntries(id: idBytes) {
+        for (key, latest) in try latestEntries(id: id) {
             if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id, sequence: latest.sequence) }
         }
         // Every entry but the header (rewritten as deleted at the end of the transaction).

@@ -87,6 +87,13 @@ public struct OrderedKeyReader {
         position += destination.count
     }
 
+    /// Moves past `count` bytes (a length-prefixed field the caller reads in place).
+    @inlinable public mutating func skip(_ count: Int, reading: @autoclosure () -> String = "skipped bytes") throws(OrderedKeyError) {
+        precondition(count >= 0, "cannot skip a negative count")
+        try require(count, reading: reading())
+        position += count
+    }
+
     /// Reads a string written by `OrderedKeyWriter.writeEscaped(_:)`, returning the
     /// unescaped payload. Rejects `0x00` followed by anything but `0x00` or `0xFF`.
     public mutating func readEscaped(reading: @autoclosure () -> String = "escaped bytes") throws(OrderedKeyError) -> [UInt8] {
