@@ -204,14 +204,28 @@ public class EntityReadContext {
         let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
+        var found: [(reference: EntityReference, id: EntityID)] = []
+        found.reserveCapacity(references.count)
         for reference in references {
             // An identifier needs no resolution: reading the entity is the existence check.
-            let id: EntityID
-            if case .id(let direct) = reference.match { id = direct } else {
-                guard let found = try find(reference) else { continue }
-                id = found
+            if case .id(let direct) = reference.match { found.append((reference, direct)) } else if let id = try find(reference) {
+                found.append((reference, id))
             }
-            if let record = try record(of: id, keys: names) { result[reference] = record }
+        }
+        guard let entries = try tree(EntityLayout.entries) else { return [:] }
+        // Every header in one batched lookup: the descents advance together and their cache
+        // misses overlap (headers this transaction changed are read from memory instead).
+        let headers = try transaction.get(keys: found.map { EntityLayout.headerKey($0.id.bytes) }, in: entries)
+        for ((reference, id), stored) in zip(found, headers) {
+            let record: EntityRecord?
+            if pendingHeader(id) != nil {
+                record = try self.record(of: id, keys: names)
+            } else if let stored {
+                record = try stored.withUnsafeBytes { try self.record(of: id, header: $0, keys: names) }
+            } else {
+                record = nil
+            }
+            if let record { result[reference] = record }
         }
         return result
     }

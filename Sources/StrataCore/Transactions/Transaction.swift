@@ -140,6 +140,11 @@ public class Transaction {
         try access.lookup(in: trees[try state(of: tree)].record, keys: keys)
     }
 
+    /// `get(_:in:)` for many keys built by the caller (byte arrays).
+    public func get(keys: [[UInt8]], in tree: Tree) throws -> [ByteView?] {
+        try access.lookup(in: trees[try state(of: tree)].record, keys: keys)
+    }
+
     public func contains(_ key: some BytesConvertible, in tree: Tree) throws -> Bool {
         try get(key, in: tree) != nil
     }
