@@ -47,7 +47,19 @@ public class EntityReadContext {
         if let pending = pendingHeader(id) { return pending }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
-        return try bytes.withUnsafeBytes { try RecordHeader($0) }
+        return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
+    }
+
+    /// The last type label decoded: entities read together are mostly of one type, and a
+    /// byte comparison is cheaper than decoding (and validating) the label again.
+    private var lastType: (encoded: [UInt8], name: String)?
+
+    /// The type label whose ordered encoding is `raw`.
+    func typeName(_ raw: UnsafeRawBufferPointer) throws -> String {
+        if let lastType, lastType.encoded.withUnsafeBytes({ Self.equal($0, raw) }) { return lastType.name }
+        let name = try RecordHeader.decodeName(raw)
+        lastType = (Array(raw), name)
+        return name
     }
 
     func liveHeader(_ id: EntityID) throws -> RecordHeader? {
@@ -90,14 +102,7 @@ public class EntityReadContext {
         }
     }
 
-    static func decodeName(_ name: [UInt8]) throws -> String {
-        try name.withUnsafeBytes { raw in
-            var reader = OrderedKeyReader(raw)
-            let decoded = try reader.read(String.self)
-            try reader.expectEnd()
-            return decoded
-        }
-    }
+    static func decodeName(_ name: [UInt8]) throws -> String { try name.withUnsafeBytes(RecordHeader.decodeName) }
 
     /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
     /// lookup of its header, which holds the current entries; only those asked for are decoded.
@@ -128,16 +133,13 @@ public class EntityReadContext {
         var properties: [String: PropertyEntry] = [:]
         if let keys { properties.reserveCapacity(keys.count) }
         var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
-        let header = try RecordHeader.decode(raw) { stored in
+        let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
                 guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { Self.equal($0, stored.name) } }) else { return }
                 key = wanted.key
             } else {
-                key = try stored.name.withUnsafeBytes { raw in
-                    var reader = OrderedKeyReader(raw)
-                    return try reader.read(String.self)
-                }
+                key = try RecordHeader.decodeName(stored.name)
             }
             guard let body = stored.body else {
                 deferred.append((key, RecordHeader.CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence)))

@@ -58,10 +58,11 @@ struct RecordHeader: Equatable {
         self.type = type
     }
 
-    /// Decodes a stored header with all its current entries.
-    init(_ bytes: UnsafeRawBufferPointer) throws {
+    /// Decodes a stored header with all its current entries (`typeName` decodes the type's
+    /// ordered encoding, e.g. through a cache).
+    init(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = Self.decodeName) throws {
         var entries: [CurrentEntry] = []
-        self = try Self.decode(bytes) { stored in
+        self = try Self.decode(bytes, typeName: typeName) { stored in
             entries.append(CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence, body: stored.body.map { Array($0) }))
         }
         current = entries
@@ -69,14 +70,17 @@ struct RecordHeader: Equatable {
 
     /// Decodes a stored header's fields and shows each current entry to `visit` without keeping
     /// it (the returned header's `current` is empty): reads decode only the entries they need.
-    static func decode(_ bytes: UnsafeRawBufferPointer, visit: (StoredEntry) throws -> Void) throws -> RecordHeader {
+    static func decode(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = decodeName,
+                       visit: (StoredEntry) throws -> Void) throws -> RecordHeader {
         var reader = OrderedKeyReader(bytes)
         let status = try reader.readByte(reading: "record status")
         guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
         let created = try reader.read(Date.self)
         let modified = try reader.read(Date.self)
         let sequence = try reader.readBigEndian(UInt64.self, reading: "creation sequence")
-        let type = try reader.read(String.self)
+        let typeStart = reader.offset
+        try reader.skipEscaped(reading: "type label")
+        let type = try typeName(UnsafeRawBufferPointer(rebasing: bytes[typeStart..<reader.offset]))
         while !reader.isAtEnd {
             let nameStart = reader.offset
             try reader.skipEscaped(reading: "property key")
@@ -98,6 +102,14 @@ struct RecordHeader: Equatable {
             try visit(StoredEntry(name: name, datestamp: datestamp, sequence: entrySequence, body: body))
         }
         return RecordHeader(isDeleted: status == 1, created: created, modified: modified, sequence: sequence, type: type)
+    }
+
+    /// Decodes a whole ordered string (a property key or type label).
+    static func decodeName(_ raw: UnsafeRawBufferPointer) throws -> String {
+        var reader = OrderedKeyReader(raw)
+        let name = try reader.read(String.self)
+        try reader.expectEnd()
+        return name
     }
 
     func encoded() -> [UInt8] {
