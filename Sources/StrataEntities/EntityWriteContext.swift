@@ -41,6 +41,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// Headers read from the tree in this transaction: an operation looks an entity's header
     /// up when it resolves the reference and again when it appends, one descent is enough.
     private var readHeaders: [EntityID: RecordHeader] = [:]
+    /// Identifiers found to have no header in this transaction (and not created since: a
+    /// pending header is looked at first). Creating by identifier looks twice: does the
+    /// reference resolve, and was the identifier ever used.
+    private var absent: Set<EntityID> = []
 
     /// Keeps `header` to be written at the end of the transaction.
     private func setPending(_ header: RecordHeader, of id: EntityID) {
@@ -50,8 +54,9 @@ public final class EntityWriteContext: EntityReadContext {
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let known = pendingHeader(id) { return known }
+        if absent.contains(id) { return nil }
         let header = try super.header(id)
-        if let header { readHeaders[id] = header }
+        if let header { readHeaders[id] = header } else { absent.insert(id) }
         return header
     }
 
@@ -121,6 +126,7 @@ public final class EntityWriteContext: EntityReadContext {
     public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
         try check(references)
         var ids: [EntityReference: EntityID] = [:]
+        ids.reserveCapacity(references.count)
         for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
         return ids
     }
