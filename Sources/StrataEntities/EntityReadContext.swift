@@ -50,6 +50,17 @@ public class EntityReadContext {
         return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
     }
 
+    /// The last property key encoded: bulk operations name the same few keys over and over.
+    private var lastName: (key: String, encoded: [UInt8])?
+
+    /// `EntityLayout.encodedName(key)`, remembering the last one.
+    func encodedName(_ key: String) -> [UInt8] {
+        if let lastName, lastName.key == key { return lastName.encoded }
+        let encoded = EntityLayout.encodedName(key)
+        lastName = (key, encoded)
+        return encoded
+    }
+
     /// The last type label decoded: entities read together are mostly of one type, and a
     /// byte comparison is cheaper than decoding (and validating) the label again.
     private var lastType: (encoded: [UInt8], name: String)?
@@ -253,8 +264,9 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
-        let prefix = id.bytes + EntityLayout.encodedName(key)
+        let prefix = id.bytes + encodedName(key)
         var entries: [PropertyEntry] = []
+        entries.reserveCapacity(16)
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
             entries.append(try Self.entry(key: key, value: value))
             return true

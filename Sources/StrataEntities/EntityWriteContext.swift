@@ -76,7 +76,17 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     private func note(_ id: EntityID, _ change: EntityChange) {
-        if changes[id] == nil { changes[id] = change } else { changes[id]!.absorb(change) }
+        if let index = changes.index(forKey: id) { changes.values[index].absorb(change) } else { changes[id] = change }
+    }
+
+    /// `note(id, EntityChange(kind: .updated, keys: [key]))` without building a set per entry.
+    private func noteUpdate(_ id: EntityID, key: String) {
+        if let index = changes.index(forKey: id) {
+            if changes.values[index].kind != .created { changes.values[index].kind = .updated }
+            changes.values[index].keys.insert(key)
+        } else {
+            changes[id] = EntityChange(kind: .updated, keys: [key])
+        }
     }
 
     /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
@@ -96,7 +106,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Throws `EntityError` for an empty or over-long property key; nothing is written before.
     func checkKey(_ key: String) throws {
         guard !key.isEmpty else { throw EntityError.emptyName(what: "property key") }
-        let bytes = EntityLayout.encodedName(key).count
+        let bytes = encodedName(key).count
         let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
@@ -241,7 +251,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
     /// is no previous entry to look up.
     func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
-        let name = EntityLayout.encodedName(key)
+        let name = encodedName(key)
         let idBytes = id.bytes
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
@@ -275,7 +285,7 @@ public final class EntityWriteContext: EntityReadContext {
             changed = true
         }
         if changed { setPending(header, of: id) }
-        note(id, EntityChange(kind: .updated, keys: [key]))
+        noteUpdate(id, key: key)
     }
 
     private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
