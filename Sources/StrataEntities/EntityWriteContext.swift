@@ -52,6 +52,13 @@ public final class EntityWriteContext: EntityReadContext {
         pendingHeaders[id] = header
     }
 
+    /// Changes the header of `id` in place, keeping it to be written at the end of the
+    /// transaction; the header was looked up (it is pending or read) before.
+    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) -> Void) {
+        if pendingHeaders[id] == nil, let read = readHeaders.removeValue(forKey: id) { pendingHeaders[id] = read }
+        change(&pendingHeaders[id]!)
+    }
+
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let known = pendingHeader(id) { return known }
         if absent.contains(id) { return nil }
@@ -260,7 +267,7 @@ public final class EntityWriteContext: EntityReadContext {
         let previous = isNew ? nil : try latest(id: id, name: name)
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
-        guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
+        guard try header(id) != nil else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
         if isCurrent {
@@ -277,14 +284,15 @@ public final class EntityWriteContext: EntityReadContext {
             }
             if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
             if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
-            header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
         }
-        var changed = isCurrent
-        if entry.datestamp > header.modified {
-            header.modified = entry.datestamp
-            changed = true
+        // A current entry changes the header (and so does a later datestamp, which only a
+        // current entry can have): updated in place, written at the end of the transaction.
+        if isCurrent {
+            updatePendingHeader(of: id) { header in
+                header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+                if entry.datestamp > header.modified { header.modified = entry.datestamp }
+            }
         }
-        if changed { setPending(header, of: id) }
         noteUpdate(id, key: key)
     }
 
