@@ -63,6 +63,10 @@ struct RecordHeader: Equatable {
     init(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = Self.decodeName) throws {
         var entries: [CurrentEntry] = []
         self = try Self.decode(bytes, typeName: typeName) { stored in
+            // Lookups search the entries by key: out of order they would miss one silently.
+            if let last = entries.last, !last.name.lexicographicallyPrecedes(stored.name) {
+                throw EntityError.corrupt(reason: "header entries out of key order")
+            }
             entries.append(CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence, body: stored.body.map { Array($0) }))
         }
         current = entries
