@@ -69,6 +69,18 @@ enum EntityLayout {
 
     static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
 
+    /// The header keys of `ids`, as slices of one buffer (for a batched lookup).
+    static func headerKeys(_ ids: [EntityID]) -> [ArraySlice<UInt8>] {
+        let width = 16 + headerName.count
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(ids.count * width)
+        for id in ids {
+            withUnsafeBytes(of: id.uuid) { buffer.append(contentsOf: $0) }
+            buffer.append(contentsOf: headerName)
+        }
+        return (0..<ids.count).map { buffer[($0 * width)..<(($0 + 1) * width)] }
+    }
+
     static func historyKey(id: [UInt8], name: [UInt8], datestamp: Date, sequence: UInt64) -> [UInt8] {
         var key = id + name
         key.reserveCapacity(key.count + 16)

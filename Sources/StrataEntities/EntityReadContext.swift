@@ -228,8 +228,9 @@ public class EntityReadContext {
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
         // Every header in one batched lookup: the descents advance together and their cache
         // misses overlap (headers this transaction changed are read from memory instead).
-        let headers = try transaction.get(keys: found.map { EntityLayout.headerKey($0.id.bytes) }, in: entries)
-        for ((reference, id), stored) in zip(found, headers) {
+        let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
+        for (index, stored) in headers.enumerated() {
+            let (reference, id) = found[index]
             let record: EntityRecord?
             if pendingHeader(id) != nil {
                 record = try self.record(of: id, keys: names)
