@@ -47,13 +47,10 @@ public struct EntityCommit: Sendable {
 /// then each key as `elementMarker` + ordered string, ending with `arrayEnd`; the list ends with
 /// `arrayEnd`. Observers read the entries after the generation they have reported.
 ///
-/// Entries older than `retention` generations and than every live reader are trimmed (an
+/// Old entries are trimmed as the typed layer's datastore logs are (`ChangeLogTrimming`: an
 /// observer holds a snapshot at the generation it has reported, so it never loses entries it
-/// still needs), a batch at a time so the log's first page is not rewritten on every commit.
+/// still needs; a batch at a time, so the log's first page is not rewritten on every commit).
 enum EntityChangeLog {
-    static let retention: UInt64 = 1024
-    static let trimBatch: UInt64 = 64
-    static let trimLimit = 16384
 
     static func encode(_ changes: [EntityID: EntityChange]) -> [UInt8] {
         var writer = OrderedKeyWriter(reservingCapacity: changes.count * 32)
@@ -94,17 +91,27 @@ enum EntityChangeLog {
         return key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
     }
 
-    /// Appends the commit's changes and trims entries no observer can still need.
+    /// Records `changes` in the commit's entry and trims entries no observer can still need.
+    ///
+    /// Several write contexts can end in one commit (group commit runs each queued request in its
+    /// own nested transaction), so the entry may exist already: the changes are merged into it,
+    /// earlier ones first. Replacing it would lose the earlier requests' changes for observers.
     static func append(_ changes: [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
-        let generation = transaction.transactionID
-        try transaction.put(key(generation), encode(changes), in: log)
-        let cursor = try transaction.cursor(log)
-        guard try cursor.first() else { return }
-        let oldest = try EntityChangeLog.generation(of: try cursor.key())
-        // Cheap test first: nothing can be due yet whatever the readers hold.
-        guard generation > oldest &+ retention &+ trimBatch else { return }
-        let horizon = min(transaction.database.oldestReaderSnapshot ?? generation, generation)
-        guard horizon > retention, horizon - retention > oldest &+ trimBatch else { return }
-        try transaction.deleteLeading(before: key(horizon - retention), in: log, limit: trimLimit)
+        let key = key(transaction.transactionID)
+        guard let earlier = try transaction.get(key, in: log) else {
+            try transaction.put(key, encode(changes), in: log)
+            try ChangeLogTrimming.trim(log, in: transaction) { EntityError.corrupt(reason: "log key of \($0) bytes") }
+            return
+        }
+        var merged = try earlier.withUnsafeBytes { try decode($0) }
+        for (id, change) in changes {
+            if var first = merged[id] {
+                first.absorb(change)
+                merged[id] = first
+            } else {
+                merged[id] = change
+            }
+        }
+        try transaction.put(key, encode(merged), in: log)
     }
 }

@@ -3,7 +3,7 @@ import Strata
 
 /// The identifier of an entity: a UUID, unique across every entity type of a store.
 ///
-/// Identifiers sort by their 16 bytes (the order of `entities(ofType:)` results and of keys).
+/// Identifiers sort by their 16 bytes (the order of `allEntities()` and of entity keys).
 public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// The UUID that is the identifier.
     public let uuid: UUID

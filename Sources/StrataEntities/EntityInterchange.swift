@@ -129,7 +129,7 @@ extension EntityReadContext {
                 if mode == .full { document.deleted!.append(entity) }
                 continue
             }
-            let latest = try latestEntries(id: id.bytes)
+            let latest = try latestEntries(id: id)
             switch mode {
             case .full:
                 var properties: [String: [EntityDocument.Entry]] = [:]
@@ -198,7 +198,7 @@ extension EntityWriteContext {
             }
             let stamp = Date(timeIntervalSinceReferenceDate: entity.modified)
             for (key, value) in (entity.values ?? [:]).sorted(by: { $0.key < $1.key }) {
-                if try latest(id: entity.id.bytes, name: EntityLayout.encodedName(key))?.entry.value == value.value { continue }
+                if try latest(id: entity.id, name: EntityLayout.encodedName(key))?.entry.value == value.value { continue }
                 try append(PropertyEntry(value.value, datestamp: stamp), key: key, to: entity.id)
                 report.entries += 1
             }

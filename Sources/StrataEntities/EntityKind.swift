@@ -76,7 +76,7 @@ extension EntityReadContext {
         return try K(record: record)
     }
 
-    /// Every entity of `kind`'s type, in identifier order.
+    /// Every entity of `kind`'s type, in creation order.
     public func objects<K: EntityKind>(_ kind: K.Type, keys: [String]? = nil, limit: Int? = nil, order: EntityOrder = .ascending) throws -> [K] {
         try entities(ofType: K.entityType, limit: limit, order: order).compactMap { try object(.id($0), as: kind, keys: keys) }
     }

@@ -7,26 +7,36 @@ import StrataCore
 ///
 /// | tree | key | value |
 /// |---|---|---|
-/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, type) |
+/// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, creation sequence, type, current entries) |
 /// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
-/// | types | type, id | empty |
-/// | values | key, value, id | empty, or `truncatedMark` when the value was cut to fit |
+/// | types | type, creation sequence | id |
+/// | values | key, value, sequence of the current entry | id, then `truncatedMark` when the value was cut to fit |
 /// | references | target id, key, source id | empty |
 /// | log | generation | the commit's changes (see `EntityChangeLog`) |
 /// | meta | name | the next sequence number |
 ///
 /// `id` is the 16 UUID bytes; `key` and `type` are ordered strings (escaped, terminated);
 /// `value` is `EntityValueCoding`; datestamps are ordered doubles; the sequence is a big-endian
-/// `UInt64` that grows with every entry ever written, so equal datestamps keep insertion order.
+/// `UInt64` that grows with every entry (and every entity) ever written, so equal datestamps keep
+/// insertion order.
+///
+/// Why the indexes end in a sequence number and not the identifier: identifiers are random, so
+/// an index ordered by them puts every new entry on a random leaf, and a transaction that creates
+/// a thousand entities would copy and write a leaf of every index for most of them. Ordered by
+/// sequence, entities of one type and entities with one value are appended at the end of their
+/// group: a bulk create writes a few leaves per index. (The identifier is the index entry's value.)
+/// So `entities(ofType:)` lists entities in creation order, and a value query orders equal
+/// values by when they were set.
 ///
 /// Why one `entries` tree for an entity's header and its whole history: everything about one
 /// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
-/// entry, the header's `modified`, and the lookup of the previous current value all land
-/// there), and reading an entity is one descent. The current value of a key is the last entry of
-/// its range (entries sort by datestamp, then sequence). The header's key sorts before every
-/// property of the entity: `headerName` is the encoding of the empty string, and property keys
-/// are never empty. `types`, `values` and `references` are derived: they follow from `entries`
-/// and every write keeps them exact in the same transaction.
+/// entry and the rewritten header land there). The current entry of a key is the last entry of
+/// its range (entries sort by datestamp, then sequence), and the header keeps a copy of each
+/// current entry (see `RecordHeader`), so reading an entity is one lookup of its header and a
+/// write finds the entry it supersedes there. The header's key sorts before every property of
+/// the entity: `headerName` is the encoding of the empty string, and property keys are never
+/// empty. The header's current entries and the `types`, `values` and `references` indexes are
+/// derived: they follow from the history and every write keeps them exact in the same transaction.
 enum EntityLayout {
     static let entries = "entities.entries"
     /// The key part naming the header (the ordered encoding of "").
@@ -38,7 +48,9 @@ enum EntityLayout {
     static let meta = "entities.meta"
     static let sequenceName = "sequence"
 
-    static let truncatedMark: [UInt8] = [1]
+    static let truncatedMark: UInt8 = 1
+    /// The bytes of a sequence number in index keys.
+    static let sequenceBytes = 8
     /// Room kept in every key for the parts that are not the user's key or label (ids,
     /// datestamp, sequence, and at least this many bytes of an indexed value).
     static let reservedKeyBytes = 96
@@ -57,6 +69,18 @@ enum EntityLayout {
 
     static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
 
+    /// The header keys of `ids`, as slices of one buffer (for a batched lookup).
+    static func headerKeys(_ ids: [EntityID]) -> [ArraySlice<UInt8>] {
+        let width = 16 + headerName.count
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(ids.count * width)
+        for id in ids {
+            withUnsafeBytes(of: id.uuid) { buffer.append(contentsOf: $0) }
+            buffer.append(contentsOf: headerName)
+        }
+        return (0..<ids.count).map { buffer[($0 * width)..<(($0 + 1) * width)] }
+    }
+
     static func historyKey(id: [UInt8], name: [UInt8], datestamp: Date, sequence: UInt64) -> [UInt8] {
         var key = id + name
         key.reserveCapacity(key.count + 16)
@@ -66,6 +90,16 @@ enum EntityLayout {
         key.append(contentsOf: writer.bytes)
         return key
     }
+
+    static func sequenceBytes(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.bigEndian) { Array($0) } }
+
+    /// The big-endian sequence number that ends an index key (the caller checked the length).
+    static func trailingSequence(of key: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - sequenceBytes, as: UInt64.self))
+    }
+
+    /// A `types` index key.
+    static func typeKey(_ type: String, sequence: UInt64) -> [UInt8] { encodedName(type) + sequenceBytes(sequence) }
 
     /// Decodes the datestamp and sequence that end a history key.
     static func historyStamp(of key: UnsafeRawBufferPointer) throws -> (Date, UInt64) {
@@ -79,56 +113,7 @@ enum EntityLayout {
     /// query compares the entity's stored value instead). Truncation keeps the order weakly
     /// (a prefix of a smaller encoding is never greater), so range scans still find every match.
     static func indexedValue(_ encoded: [UInt8], name: [UInt8], maximumKeySize: Int) -> (bytes: [UInt8], truncated: Bool) {
-        let room = maximumKeySize - name.count - 16
+        let room = maximumKeySize - name.count - sequenceBytes
         return encoded.count <= room ? (encoded, false) : (Array(encoded.prefix(room)), true)
-    }
-}
-
-/// The value of a `records` entry: whether the entity is live, its datestamps and type.
-/// A deleted entity keeps a header (so its identifier never comes back), nothing else.
-struct RecordHeader: Equatable {
-    var isDeleted: Bool
-    var created: Date
-    var modified: Date
-    var type: String
-
-    func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 24 + type.utf8.count)
-        writer.writeByte(isDeleted ? 1 : 0)
-        writer.write(created)
-        writer.write(modified)
-        writer.write(type)
-        return writer.bytes
-    }
-
-    init(isDeleted: Bool, created: Date, modified: Date, type: String) {
-        self.isDeleted = isDeleted
-        self.created = created
-        self.modified = modified
-        self.type = type
-    }
-
-    init(_ bytes: UnsafeRawBufferPointer) throws {
-        var reader = OrderedKeyReader(bytes)
-        let status = try reader.readByte(reading: "record status")
-        guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
-        isDeleted = status == 1
-        created = try reader.read(Date.self)
-        modified = try reader.read(Date.self)
-        type = try reader.read(String.self)
-        try reader.expectEnd()
-    }
-}
-
-/// The current entry of a property (the last of its history) with its sequence number.
-struct LatestEntry {
-    var entry: PropertyEntry
-    var sequence: UInt64
-
-    /// Decodes a history entry.
-    init(key: ByteView, value: ByteView) throws {
-        let (datestamp, sequence) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
-        self.sequence = sequence
-        entry = try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 }

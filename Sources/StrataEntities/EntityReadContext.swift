@@ -47,7 +47,30 @@ public class EntityReadContext {
         if let pending = pendingHeader(id) { return pending }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
-        return try bytes.withUnsafeBytes { try RecordHeader($0) }
+        return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
+    }
+
+    /// The last property key encoded: bulk operations name the same few keys over and over.
+    private var lastName: (key: String, encoded: [UInt8])?
+
+    /// `EntityLayout.encodedName(key)`, remembering the last one.
+    func encodedName(_ key: String) -> [UInt8] {
+        if let lastName, lastName.key == key { return lastName.encoded }
+        let encoded = EntityLayout.encodedName(key)
+        lastName = (key, encoded)
+        return encoded
+    }
+
+    /// The last type label decoded: entities read together are mostly of one type, and a
+    /// byte comparison is cheaper than decoding (and validating) the label again.
+    private var lastType: (encoded: [UInt8], name: String)?
+
+    /// The type label whose ordered encoding is `raw`.
+    func typeName(_ raw: UnsafeRawBufferPointer) throws -> String {
+        if let lastType, lastType.encoded.withUnsafeBytes({ Self.equal($0, raw) }) { return lastType.name }
+        let name = try RecordHeader.decodeName(raw)
+        lastType = (Array(raw), name)
+        return name
     }
 
     func liveHeader(_ id: EntityID) throws -> RecordHeader? {
@@ -55,94 +78,97 @@ public class EntityReadContext {
         return header
     }
 
-    /// The current (last) entry of property `name` of entity `id`, removals included.
-    func latest(id: [UInt8], name: [UInt8]) throws -> LatestEntry? {
-        guard let entries = try tree(EntityLayout.entries) else { return nil }
-        let prefix = id + name
-        var found: LatestEntry?
-        try transaction.scan(entries, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: true) { key, value in
-            found = try LatestEntry(key: key, value: value)
-            return false
-        }
-        return found
+    /// The current (last) entry of property `name` of entity `id`, removals included: from
+    /// the entity's header (see `RecordHeader`).
+    func latest(id: EntityID, name: [UInt8]) throws -> LatestEntry? {
+        guard let header = try header(id) else { return nil }
+        let (index, found) = header.position(of: name)
+        guard found else { return nil }
+        let current = header.current[index]
+        return LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence)
     }
 
-    /// The current entry of every property of entity `id` (removals included), by key: one
-    /// scan of the entity's entries.
-    func latestEntries(id: [UInt8]) throws -> [(key: String, latest: LatestEntry)] {
-        guard let entries = try tree(EntityLayout.entries) else { return [] }
-        var latest: [(key: String, latest: LatestEntry)] = []
-        var lastName: [UInt8] = []
-        try transaction.scan(entries, from: EntityLayout.headerKey(id) + [0], to: OrderedKeyWriter.prefixUpperBound(of: id)) { key, value in
-            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
-            let name = Array(key[16..<(key.count - 16)])
-            let entry = try LatestEntry(key: key, value: value)
-            if name == lastName {
-                latest[latest.count - 1].latest = entry
-            } else {
-                let decoded = try name.withUnsafeBytes { raw -> String in
-                    var reader = OrderedKeyReader(raw)
-                    return try reader.read(String.self)
-                }
-                latest.append((decoded, entry))
-                lastName = name
-            }
-            return true
-        }
-        return latest
+    /// The property entry a header's current entry stands for (read from the history when the
+    /// header does not hold its body).
+    func entry(id: EntityID, current: RecordHeader.CurrentEntry) throws -> PropertyEntry {
+        if let body = current.body { return try body.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: current.datestamp) } }
+        return try historyEntry(id: id, name: current.name, datestamp: current.datestamp, sequence: current.sequence)
     }
 
-    /// Entities with more entries than this are read key by key (a descent per key) instead
-    /// of by one scan over all their entries.
-    static let scanLimit = 128
+    /// The history entry with this key, which a header names.
+    /// - Throws: `EntityError.corrupt` when it is missing.
+    func historyEntry(id: EntityID, name: [UInt8], datestamp: Date, sequence: UInt64) throws -> PropertyEntry {
+        let key = EntityLayout.historyKey(id: id.bytes, name: name, datestamp: datestamp, sequence: sequence)
+        guard let entries = try tree(EntityLayout.entries), let body = try transaction.get(key, in: entries) else {
+            throw EntityError.corrupt(reason: "entity \(id) has no history entry \(sequence) for its current value")
+        }
+        return try body.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+    }
 
-    /// The live entity `id` with the current entries of `keys` (all when nil), or nil.
-    ///
-    /// With keys, one forward scan over the entity's header and entries finds the last entry of
-    /// each key (one descent; the entries of a small entity share a leaf) and decodes only those;
-    /// an entity with a long history is read with one reverse lookup per key instead.
+    /// The current entry of every property of entity `id` (removals included), by key.
+    func latestEntries(id: EntityID) throws -> [(key: String, latest: LatestEntry)] {
+        guard let header = try header(id) else { return [] }
+        return try header.current.map { current in
+            (try Self.decodeName(current.name), LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence))
+        }
+    }
+
+    static func decodeName(_ name: [UInt8]) throws -> String { try name.withUnsafeBytes(RecordHeader.decodeName) }
+
+    /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
+    /// lookup of its header, which holds the current entries; only those asked for are decoded.
     func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        guard let entries = try tree(EntityLayout.entries) else { return nil }
-        let idBytes = id.bytes
-        var header = pendingHeader(id)
         var properties: [String: PropertyEntry] = [:]
-        guard let keys else {
-            guard let header = try header ?? self.header(id), !header.isDeleted else { return nil }
-            for (key, latest) in try latestEntries(id: idBytes) where latest.entry.value != nil { properties[key] = latest.entry }
+        if let header = pendingHeader(id) {
+            guard !header.isDeleted else { return nil }
+            for current in header.current {
+                let key: String
+                if let keys {
+                    guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
+                    key = wanted.key
+                } else {
+                    key = try Self.decodeName(current.name)
+                }
+                let entry = try entry(id: id, current: current)
+                if entry.value != nil { properties[key] = entry }
+            }
             return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
         }
-        var last = [(key: ByteView, value: ByteView)?](repeating: nil, count: keys.count)
-        var seen = 0
-        var complete = true
-        try transaction.scan(entries, from: EntityLayout.headerKey(idBytes), to: OrderedKeyWriter.prefixUpperBound(of: idBytes)) { key, value in
-            if key.count == 18 {
-                if header == nil { header = try value.withUnsafeBytes { try RecordHeader($0) } }
-                return true
-            }
-            seen += 1
-            if seen > Self.scanLimit {
-                complete = false
-                return false
-            }
-            guard key.count >= 35 else { throw EntityError.corrupt(reason: "entry key of \(key.count) bytes") }
-            let name = key[16..<(key.count - 16)]
-            for index in keys.indices where keys[index].name.elementsEqual(name) {
-                last[index] = (key, value)
-                break
-            }
-            return true
-        }
-        guard let header, !header.isDeleted else { return nil }
-        for (index, (key, name)) in keys.enumerated() {
-            let latest: LatestEntry?
-            if complete {
-                latest = try last[index].map { try LatestEntry(key: $0.key, value: $0.value) }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+        return try bytes.withUnsafeBytes { raw in try record(of: id, header: raw, keys: keys) }
+    }
+
+    /// `record(of:keys:)` from the stored bytes of the entity's header.
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
+        var properties: [String: PropertyEntry] = [:]
+        if let keys { properties.reserveCapacity(keys.count) }
+        var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
+        let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
+            let key: String
+            if let keys {
+                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { Self.equal($0, stored.name) } }) else { return }
+                key = wanted.key
             } else {
-                latest = try self.latest(id: idBytes, name: name)
+                key = try RecordHeader.decodeName(stored.name)
             }
-            if let entry = latest?.entry, entry.value != nil { properties[key] = entry }
+            guard let body = stored.body else {
+                deferred.append((key, RecordHeader.CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence)))
+                return
+            }
+            let entry = try PropertyEntry.decodeBody(body, datestamp: stored.datestamp)
+            if entry.value != nil { properties[key] = entry }
+        }
+        guard !header.isDeleted else { return nil }
+        for (key, current) in deferred {
+            let entry = try entry(id: id, current: current)
+            if entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+    }
+
+    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
     }
 
     // MARK: Resolving references
@@ -191,14 +217,29 @@ public class EntityReadContext {
         let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
+        var found: [(reference: EntityReference, id: EntityID)] = []
+        found.reserveCapacity(references.count)
         for reference in references {
             // An identifier needs no resolution: reading the entity is the existence check.
-            let id: EntityID
-            if case .id(let direct) = reference.match { id = direct } else {
-                guard let found = try find(reference) else { continue }
-                id = found
+            if case .id(let direct) = reference.match { found.append((reference, direct)) } else if let id = try find(reference) {
+                found.append((reference, id))
             }
-            if let record = try record(of: id, keys: names) { result[reference] = record }
+        }
+        guard let entries = try tree(EntityLayout.entries) else { return [:] }
+        // Every header in one batched lookup: the descents advance together and their cache
+        // misses overlap (headers this transaction changed are read from memory instead).
+        let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
+        for (index, stored) in headers.enumerated() {
+            let (reference, id) = found[index]
+            let record: EntityRecord?
+            if pendingHeader(id) != nil {
+                record = try self.record(of: id, keys: names)
+            } else if let stored {
+                record = try stored.withUnsafeBytes { try self.record(of: id, header: $0, keys: names) }
+            } else {
+                record = nil
+            }
+            if let record { result[reference] = record }
         }
         return result
     }
@@ -224,8 +265,9 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
-        let prefix = id.bytes + EntityLayout.encodedName(key)
+        let prefix = id.bytes + encodedName(key)
         var entries: [PropertyEntry] = []
+        entries.reserveCapacity(16)
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
             entries.append(try Self.entry(key: key, value: value))
             return true
@@ -260,15 +302,17 @@ public class EntityReadContext {
 
     // MARK: Queries
 
-    /// Identifiers of the entities of `type`, in identifier order.
+    /// Identifiers of the entities of `type`, in creation order (oldest first when ascending).
     public func entities(ofType type: String, limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
         guard let types = try tree(EntityLayout.types) else { return [] }
         let prefix = EntityLayout.encodedName(type)
         var ids: [EntityID] = []
         guard limit.map({ $0 > 0 }) ?? true else { return [] }
-        try transaction.scan(types, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: order == .descending) { key, _ in
-            guard key.count == prefix.count + 16 else { throw EntityError.corrupt(reason: "type index key of \(key.count) bytes") }
-            ids.append(key.withUnsafeBytes { EntityID(bytes: $0, at: prefix.count) })
+        try transaction.scan(types, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix), reverse: order == .descending) { key, value in
+            guard key.count == prefix.count + EntityLayout.sequenceBytes, value.count == 16 else {
+                throw EntityError.corrupt(reason: "type index entry of \(key.count) + \(value.count) bytes")
+            }
+            ids.append(value.withUnsafeBytes { EntityID(bytes: $0, at: 0) })
             return limit.map { ids.count < $0 } ?? true
         }
         return ids
@@ -277,15 +321,17 @@ public class EntityReadContext {
     /// How many entities of `type` exist.
     public func count(ofType type: String) throws -> Int { try entities(ofType: type).count }
 
-    /// Entities whose current value of `key` equals `value` (of `type`, when given), in
-    /// identifier order.
+    /// Entities whose current value of `key` equals `value` (of `type`, when given), in the
+    /// order they got that value (the sequence of their current entries).
     public func entities(where key: String, equals value: EntityValue, ofType type: String? = nil,
                          limit: Int? = nil, order: EntityOrder = .ascending) throws -> [EntityID] {
         try matching(key: key, range: EntityValueRange(equalTo: value), type: type, limit: limit, order: order)
     }
 
     /// Entities whose current value of `key` lies in `range` (of `type`, when given), ordered by
-    /// that value, then identifier. Exact for every kind of value (see `EntityValue`'s order).
+    /// that value, then by when they got it (the sequence of their current entries; within one
+    /// `set` of several entities, in no particular order). Exact for every kind of value (see
+    /// `EntityValue`'s order).
     ///
     /// ```swift
     /// let thirties = try tx.entities(where: "age", in: EntityValueRange(30..<40), limit: 10)
@@ -305,19 +351,23 @@ public class EntityReadContext {
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
         // group the index order is by identifier, not value: a group is always read whole and
-        // the matches are sorted by (value, identifier) when any was truncated.
-        var found: [(encoded: [UInt8], id: EntityID)] = []
+        // the matches are sorted by (value, sequence) when any was truncated.
+        var found: [(encoded: [UInt8], sequence: UInt64, id: EntityID)] = []
         var sawTruncated = false
         var lastIndexed: ArraySlice<UInt8> = []
-        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, mark in
-            guard key.count >= name.count + 17 else { throw EntityError.corrupt(reason: "value index key of \(key.count) bytes") }
-            let indexed = ArraySlice(key[name.count..<(key.count - 16)])
+        let trailer = EntityLayout.sequenceBytes
+        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
+            guard key.count >= name.count + trailer + 1, value.count == 16 || value.count == 17 else {
+                throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
+            }
+            let indexed = ArraySlice(key[name.count..<(key.count - trailer)])
             if let limit, found.count >= limit, indexed != lastIndexed { return false }
-            let id = key.withUnsafeBytes { EntityID(bytes: $0, at: key.count - 16) }
+            let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
+            let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
             var encoded = Array(indexed)
-            if mark.count > 0 {
+            if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
-                guard let current = try latest(id: id.bytes, name: name)?.entry.value else {
+                guard let current = try latest(id: id, name: name)?.entry.value else {
                     throw EntityError.corrupt(reason: "value index entry of \(id) without a current value")
                 }
                 encoded = current.orderedBytes
@@ -329,13 +379,13 @@ public class EntityReadContext {
                 if beyond { return true }
             }
             if let type, try liveHeader(id)?.type != type { return true }
-            found.append((encoded, id))
+            found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
         }
         if sawTruncated {
-            func precedes(_ lhs: (encoded: [UInt8], id: EntityID), _ rhs: (encoded: [UInt8], id: EntityID)) -> Bool {
-                lhs.encoded == rhs.encoded ? lhs.id < rhs.id : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
+            func precedes(_ lhs: (encoded: [UInt8], sequence: UInt64, id: EntityID), _ rhs: (encoded: [UInt8], sequence: UInt64, id: EntityID)) -> Bool {
+                lhs.encoded == rhs.encoded ? lhs.sequence < rhs.sequence : lhs.encoded.lexicographicallyPrecedes(rhs.encoded)
             }
             found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
         }

@@ -63,6 +63,14 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         EntityReference(match: match, type: type ?? self.type, createsIfMissing: true, initialProperties: properties)
     }
 
+    /// Hashes what finds the entity (match and type), not the creation details: references are
+    /// dictionary keys of every bulk result, and hashing the initial properties cost more than
+    /// the lookup. Equal references still hash equally (`==` compares every field).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(match)
+        hasher.combine(type)
+    }
+
     /// What identifies the entity within one operation (the memo key of resolution).
     var identity: Identity { Identity(match: match, type: type) }
 

@@ -15,7 +15,7 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
     case bool(Bool)
     /// A signed integer; never equal to a `.double` of the same number.
     case int(Int)
-    /// A floating-point number (equality is by encoding: NaN equals NaN, -0.0 differs from 0.0).
+    /// A floating-point number (equality is by encoding: NaN equals NaN, and -0.0 equals 0.0 and is stored as 0.0).
     case double(Double)
     /// A point in time.
     case date(Date)
@@ -55,11 +55,23 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     /// Equality is the index's: equal encodings. So `.double(.nan) == .double(.nan)` (a stored
-    /// NaN is found again) and `.double(-0.0) != .double(0.0)`, and `.int(1) != .double(1)`.
+    /// NaN is found again), `.double(-0.0) == .double(0.0)` (the encoding writes -0.0 as 0.0),
+    /// and `.int(1) != .double(1)`.
     public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool { lhs.orderedBytes == rhs.orderedBytes }
 
-    /// Hashes the ordered encoding, consistent with `==`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(orderedBytes) }
+    /// Consistent with `==` (equal encodings): the common kinds hash what their encoding is a
+    /// function of without building it (a string's encoding is its NFC form, which `String`'s
+    /// own hash follows); the others hash the encoding.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let value): hasher.combine(EntityValueCoding.boolTag); hasher.combine(value)
+        case .int(let value): hasher.combine(EntityValueCoding.intTag); hasher.combine(value)
+        case .string(let value): hasher.combine(EntityValueCoding.stringTag); hasher.combine(value)
+        case .uuid(let value): hasher.combine(EntityValueCoding.uuidTag); hasher.combine(value)
+        case .entity(let id): hasher.combine(EntityValueCoding.entityTag); hasher.combine(id)
+        case .double, .date, .data, .array: hasher.combine(orderedBytes)
+        }
+    }
 
     /// The value index's order: by kind first, then within the kind (see the type's documentation).
     public static func < (lhs: EntityValue, rhs: EntityValue) -> Bool {

@@ -41,11 +41,29 @@ public final class EntityWriteContext: EntityReadContext {
     /// Headers read from the tree in this transaction: an operation looks an entity's header
     /// up when it resolves the reference and again when it appends, one descent is enough.
     private var readHeaders: [EntityID: RecordHeader] = [:]
+    /// Identifiers found to have no header in this transaction (and not created since: a
+    /// pending header is looked at first). Creating by identifier looks twice: does the
+    /// reference resolve, and was the identifier ever used.
+    private var absent: Set<EntityID> = []
+
+    /// Keeps `header` to be written at the end of the transaction.
+    private func setPending(_ header: RecordHeader, of id: EntityID) {
+        readHeaders[id] = nil
+        pendingHeaders[id] = header
+    }
+
+    /// Changes the header of `id` in place, keeping it to be written at the end of the
+    /// transaction; the header was looked up (it is pending or read) before.
+    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) -> Void) {
+        if pendingHeaders[id] == nil, let read = readHeaders.removeValue(forKey: id) { pendingHeaders[id] = read }
+        change(&pendingHeaders[id]!)
+    }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let known = pendingHeader(id) { return known }
+        if absent.contains(id) { return nil }
         let header = try super.header(id)
-        if let header { readHeaders[id] = header }
+        if let header { readHeaders[id] = header } else { absent.insert(id) }
         return header
     }
 
@@ -65,7 +83,17 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     private func note(_ id: EntityID, _ change: EntityChange) {
-        if changes[id] == nil { changes[id] = change } else { changes[id]!.absorb(change) }
+        if let index = changes.index(forKey: id) { changes.values[index].absorb(change) } else { changes[id] = change }
+    }
+
+    /// `note(id, EntityChange(kind: .updated, keys: [key]))` without building a set per entry.
+    private func noteUpdate(_ id: EntityID, key: String) {
+        if let index = changes.index(forKey: id) {
+            if changes.values[index].kind != .created { changes.values[index].kind = .updated }
+            changes.values[index].keys.insert(key)
+        } else {
+            changes[id] = EntityChange(kind: .updated, keys: [key])
+        }
     }
 
     /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
@@ -85,7 +113,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Throws `EntityError` for an empty or over-long property key; nothing is written before.
     func checkKey(_ key: String) throws {
         guard !key.isEmpty else { throw EntityError.emptyName(what: "property key") }
-        let bytes = EntityLayout.encodedName(key).count
+        let bytes = encodedName(key).count
         let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
@@ -115,6 +143,7 @@ public final class EntityWriteContext: EntityReadContext {
     public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
         try check(references)
         var ids: [EntityReference: EntityID] = [:]
+        ids.reserveCapacity(references.count)
         for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
         return ids
     }
@@ -146,8 +175,9 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
-        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, type: type)
-        try write.put(EntityLayout.encodedName(type) + id.bytes, [], in: try writableTree(EntityLayout.types))
+        let sequence = try nextSequence()
+        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type)
+        try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
         createdEntities.insert(id)
         for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
@@ -215,7 +245,7 @@ public final class EntityWriteContext: EntityReadContext {
         var ids: [EntityReference: EntityID] = [:]
         for reference in references {
             guard let id = try find(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
-            for key in keys where try latest(id: id.bytes, name: EntityLayout.encodedName(key))?.entry.value != nil {
+            for key in keys where try latest(id: id, name: EntityLayout.encodedName(key))?.entry.value != nil {
                 try append(PropertyEntry(nil, datestamp: datestamp ?? self.datestamp), key: key, to: id)
             }
             ids[reference] = id
@@ -223,21 +253,24 @@ public final class EntityWriteContext: EntityReadContext {
         return ids
     }
 
-    /// Appends `entry` to property `key` of entity `id` and keeps `latest` and the indexes exact.
+    /// Appends `entry` to property `key` of entity `id` and keeps the header's current entries and
+    /// the indexes exact.
     /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
     /// is no previous entry to look up.
     func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
-        let name = EntityLayout.encodedName(key)
+        let name = encodedName(key)
         let idBytes = id.bytes
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
         // The previous current entry, read before the new one lands in its range.
-        let previous = isNew ? nil : try latest(id: idBytes, name: name)
+        let previous = isNew ? nil : try latest(id: id, name: name)
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
+        guard try header(id) != nil else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        if previous.map({ $0.entry.datestamp <= entry.datestamp }) ?? true {
+        let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
+        if isCurrent {
             // Only a current value must not dangle; an older entry may name a deleted entity
             // (history imported from an export keeps those).
             if let value = entry.value {
@@ -249,25 +282,30 @@ public final class EntityWriteContext: EntityReadContext {
                     }
                 }
             }
-            if let old = previous?.entry.value { try unindex(old, name: name, id: id) }
-            if let new = entry.value { try index(new, name: name, id: id) }
+            if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
+            if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
         }
-        guard var header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
-        if entry.datestamp > header.modified {
-            header.modified = entry.datestamp
-            pendingHeaders[id] = header
+        // A current entry changes the header (and so does a later datestamp, which only a
+        // current entry can have): updated in place, written at the end of the transaction.
+        if isCurrent {
+            updatePendingHeader(of: id) { header in
+                header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+                if entry.datestamp > header.modified { header.modified = entry.datestamp }
+            }
         }
-        note(id, EntityChange(kind: .updated, keys: [key]))
+        noteUpdate(id, key: key)
     }
 
-    private func valueIndexKey(_ value: EntityValue, name: [UInt8], id: EntityID) -> (key: [UInt8], truncated: Bool) {
+    private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
         let (bytes, truncated) = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: maximumKeySize)
-        return (name + bytes + id.bytes, truncated)
+        return (name + bytes + EntityLayout.sequenceBytes(sequence), truncated)
     }
 
-    private func index(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
-        let (key, truncated) = valueIndexKey(value, name: name, id: id)
-        try write.put(key, truncated ? EntityLayout.truncatedMark : [], in: try writableTree(EntityLayout.values))
+    /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
+    /// the entry numbered `sequence`.
+    private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
+        try write.put(key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes, in: try writableTree(EntityLayout.values))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -275,8 +313,9 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
-        try write.delete(valueIndexKey(value, name: name, id: id).key, in: try writableTree(EntityLayout.values))
+    /// Removes the index entries `index(_:name:id:sequence:)` added.
+    private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        try write.delete(valueIndexKey(value, name: name, sequence: sequence).key, in: try writableTree(EntityLayout.values))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -301,15 +340,16 @@ public final class EntityWriteContext: EntityReadContext {
         var detached: [EntityLink] = []
         for reference in references {
             guard let id = try find(reference), var header = try liveHeader(id) else { continue }
-            try removeOwnData(of: id, type: header.type)
+            try removeOwnData(of: id, header: header)
             header.isDeleted = true
             header.modified = stamp
-            pendingHeaders[id] = header
+            header.current = []
+            setPending(header, of: id)
             resolved = resolved.filter { $0.value != id }
             note(id, EntityChange(kind: .deleted))
             deleted.append(id)
             for link in try links(to: id, through: nil) {
-                guard let current = try latest(id: link.source.bytes, name: EntityLayout.encodedName(link.key))?.entry,
+                guard let current = try latest(id: link.source, name: EntityLayout.encodedName(link.key))?.entry,
                       let value = current.value else { continue }
                 // Dated no earlier than the current entry, so it becomes the current one.
                 let remaining = value.removingReferences(to: id)
@@ -322,11 +362,11 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Removes the entity's history, latest entries, index entries and type entry.
-    private func removeOwnData(of id: EntityID, type: String) throws {
+    private func removeOwnData(of id: EntityID, header: RecordHeader) throws {
         let idBytes = id.bytes
         let upper = OrderedKeyWriter.prefixUpperBound(of: idBytes)
-        for (key, latest) in try latestEntries(id: idBytes) {
-            if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id) }
+        for (key, latest) in try latestEntries(id: id) {
+            if let value = latest.entry.value { try unindex(value, name: EntityLayout.encodedName(key), id: id, sequence: latest.sequence) }
         }
         // Every entry but the header (rewritten as deleted at the end of the transaction).
         if let entries = try tree(EntityLayout.entries) {
@@ -334,7 +374,7 @@ public final class EntityWriteContext: EntityReadContext {
             try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
             for key in keys { try write.delete(key, in: entries) }
         }
-        try write.delete(EntityLayout.encodedName(type) + idBytes, in: try writableTree(EntityLayout.types))
+        try write.delete(EntityLayout.typeKey(header.type, sequence: header.sequence), in: try writableTree(EntityLayout.types))
     }
 
     // MARK: Compaction

@@ -27,6 +27,8 @@ import Testing
             let t = try tx.tree("t")
             let batched = try tx.get(views, in: t)
             #expect(batched.count == views.count)
+            // The same lookups with keys given as byte arrays.
+            #expect(try tx.get(keys: views.map(\.bytes), in: t).map { $0?.bytes } == batched.map { $0?.bytes })
             var hits = 0
             for (key, found) in zip(views, batched) {
                 let single = try tx.get(key, in: t)

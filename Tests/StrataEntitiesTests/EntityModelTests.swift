@@ -34,11 +34,14 @@ import Testing
             case "name": return .string(Self.names.randomElement(using: &random)!)
             case "n": return Bool.random(using: &random) ? .int(Int.random(in: -5...5, using: &random)) : .double(Double(Int.random(in: -3...3, using: &random)) / 2)
             case "s":
-                switch Int.random(in: 0..<5, using: &random) {
+                switch Int.random(in: 0..<6, using: &random) {
                 case 0: return .bool(Bool.random(using: &random))
                 case 1: return .date(date(&random))
                 case 2: return .data(Data((0..<Int.random(in: 0...4, using: &random)).map { _ in UInt8.random(in: 0...2, using: &random) }))
                 case 3: return .uuid(UUID(uuid: (UInt8.random(in: 0...1, using: &random), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+                // Bodies of 128...130 bytes (label, tag, escaped text): the header keeps one of
+                // `RecordHeader.inlineBodyLimit` bytes, the longer ones are read from the history.
+                case 4: return .string(String(repeating: "y", count: RecordHeader.inlineBodyLimit - 5 + Int.random(in: 0...2, using: &random)))
                 default: return .string(String(repeating: "x", count: Int.random(in: 0...3, using: &random)))
                 }
             case "tags": return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in .int(Int.random(in: 0...2, using: &random)) })

@@ -109,7 +109,7 @@ private func byKey(_ ids: [UUID]) -> [UUID] {
 }
 
 @Suite struct ChangeLogTests {
-    /// With no reader pinning it, the log keeps about `logRetention` generations: older entries
+    /// With no reader pinning it, the log keeps about `ChangeLogTrimming.retention` generations: older entries
     /// are trimmed in batches, the newest stay.
     @Test func logIsTrimmedToItsRetention() throws {
         let store = try Store.inMemory()

@@ -8,7 +8,7 @@ extension Bool: OrderedKey {
         writer.writeByte(self ? 1 : 0)
     }
 
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Bool {
+    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Bool {
         let start = reader.offset
         switch try reader.readByte(reading: "Bool") {
         case 0: return false

@@ -9,7 +9,7 @@ extension Date: OrderedKey {
         timeIntervalSinceReferenceDate.encodeOrderedKey(into: &writer)
     }
 
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Date {
+    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Date {
         Date(timeIntervalSinceReferenceDate: try Double.decodeOrderedKey(from: &reader))
     }
 }

@@ -3,7 +3,7 @@
 // [min, -1] ∪ [0, max] monotonically onto [0x00…, 0x7F…] ∪ [0x80…, 0xFF…].
 // `Int`/`UInt` always use 8 bytes so that keys are identical across platforms.
 
-enum OrderedIntegerCoding {
+@usableFromInline enum OrderedIntegerCoding {
     static func encodeUnsigned<T: FixedWidthInteger & UnsignedInteger>(_ value: T, into writer: inout OrderedKeyWriter) {
         writer.writeBigEndian(value)
     }
@@ -14,7 +14,7 @@ enum OrderedIntegerCoding {
         writer.writeBigEndian(T.Magnitude(truncatingIfNeeded: value) ^ signBit)
     }
 
-    static func decodeSigned<T: FixedWidthInteger & SignedInteger>(_: T.Type, from reader: inout OrderedKeyReader) throws -> T
+    @inlinable static func decodeSigned<T: FixedWidthInteger & SignedInteger>(_: T.Type, from reader: inout OrderedKeyReader) throws -> T
     where T.Magnitude: FixedWidthInteger & UnsignedInteger {
         let signBit: T.Magnitude = 1 << (T.bitWidth - 1)
         let bits = try reader.readBigEndian(T.Magnitude.self, reading: "\(T.self)")
@@ -39,7 +39,7 @@ extension UInt32: OrderedKey {
 
 extension UInt64: OrderedKey {
     public func encodeOrderedKey(into writer: inout OrderedKeyWriter) { OrderedIntegerCoding.encodeUnsigned(self, into: &writer) }
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UInt64 { try reader.readBigEndian(UInt64.self) }
+    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UInt64 { try reader.readBigEndian(UInt64.self) }
 }
 
 extension UInt: OrderedKey {
@@ -76,7 +76,7 @@ extension Int64: OrderedKey {
 
 extension Int: OrderedKey {
     public func encodeOrderedKey(into writer: inout OrderedKeyWriter) { OrderedIntegerCoding.encodeSigned(Int64(self), into: &writer) }
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Int {
+    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> Int {
         let start = reader.offset
         let wide = try OrderedIntegerCoding.decodeSigned(Int64.self, from: &reader)
         guard let value = Int(exactly: wide) else {

@@ -11,7 +11,7 @@ extension UUID: OrderedKey {
         withUnsafeBytes(of: uuid) { writer.writeFixedWidthBytes($0) }
     }
 
-    public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UUID {
+    @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         try withUnsafeMutableBytes(of: &raw) { try reader.readFixedWidthBytes(into: $0, reading: "UUID") }
         return UUID(uuid: raw)

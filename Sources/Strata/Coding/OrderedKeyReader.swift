@@ -4,86 +4,94 @@
 /// buffer. In the latter case the caller guarantees the memory stays valid and unmodified
 /// while the reader is used. Every read either succeeds entirely or throws
 /// `OrderedKeyError` without advancing, and never touches memory outside the bytes.
+///
+/// The fixed-width reads are `@inlinable`: other modules (the entity store) decode keys in
+/// tight loops, and an unspecialised generic call per integer cost more than the read itself.
 public struct OrderedKeyReader {
-    private enum Storage {
+    @usableFromInline enum Storage {
         case owned([UInt8])
         case borrowed(UnsafeRawBufferPointer)
     }
 
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
     /// Number of bytes consumed so far.
-    public private(set) var offset: Int = 0
+    public var offset: Int { position }
+    @usableFromInline var position: Int = 0
 
     /// Total number of bytes available to the reader.
     public let count: Int
 
     /// Reads from an array; the reader keeps the array alive.
-    public init(_ bytes: [UInt8]) {
+    @inlinable public init(_ bytes: [UInt8]) {
         storage = .owned(bytes)
         count = bytes.count
     }
 
     /// Reads directly from memory that must outlive every use of this reader.
-    public init(_ buffer: UnsafeRawBufferPointer) {
+    @inlinable public init(_ buffer: UnsafeRawBufferPointer) {
         storage = .borrowed(buffer)
         count = buffer.count
     }
 
-    public var remainingCount: Int { count - offset }
-    public var isAtEnd: Bool { offset == count }
+    @inlinable public var remainingCount: Int { count - position }
+    @inlinable public var isAtEnd: Bool { position == count }
 
     /// Runs `body` on the whole underlying buffer. Kept non-throwing so that it works for
     /// both storage kinds without re-throwing machinery; errors are returned as values.
-    private func withBuffer<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    @inlinable func withBuffer<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         switch storage {
         case .owned(let array): return array.withUnsafeBytes(body)
         case .borrowed(let buffer): return body(buffer)
         }
     }
 
-    private func require(_ needed: Int, reading: @autoclosure () -> String) throws(OrderedKeyError) {
-        guard remainingCount >= needed else {
-            throw .truncated(offset: offset, needed: needed, available: remainingCount, reading: reading())
-        }
+    @inlinable func require(_ needed: Int, reading: @autoclosure () -> String) throws(OrderedKeyError) {
+        guard remainingCount >= needed else { throw truncated(needed, reading: reading()) }
+    }
+
+    /// The error of a read that needs more bytes than remain (kept out of line).
+    @usableFromInline func truncated(_ needed: Int, reading: String) -> OrderedKeyError {
+        .truncated(offset: position, needed: needed, available: remainingCount, reading: reading)
     }
 
     /// Reads one byte.
-    public mutating func readByte(reading: @autoclosure () -> String = "byte") throws(OrderedKeyError) -> UInt8 {
+    @inlinable public mutating func readByte(reading: @autoclosure () -> String = "byte") throws(OrderedKeyError) -> UInt8 {
         try require(1, reading: reading())
-        let position = offset
-        let byte = withBuffer { $0[position] }
-        offset += 1
+        let at = position
+        let byte = withBuffer { $0[at] }
+        position += 1
         return byte
     }
 
     /// Reads a fixed-width unsigned integer written by `OrderedKeyWriter.writeBigEndian(_:)`.
-    public mutating func readBigEndian<T: FixedWidthInteger & UnsignedInteger>(
+    @inlinable public mutating func readBigEndian<T: FixedWidthInteger & UnsignedInteger>(
         _: T.Type, reading: @autoclosure () -> String = "\(T.self)"
     ) throws(OrderedKeyError) -> T {
         let width = T.bitWidth / 8
         try require(width, reading: reading())
-        let start = offset
-        let value = withBuffer { buffer in
-            var result: T = 0
-            for index in start..<(start + width) {
-                result = (result << 8) | T(buffer[index])
-            }
-            return result
-        }
-        offset += width
+        let start = position
+        let value = withBuffer { T(bigEndian: $0.loadUnaligned(fromByteOffset: start, as: T.self)) }
+        position += width
         return value
     }
 
     /// Reads exactly `destination.count` bytes verbatim (the counterpart of
     /// `OrderedKeyWriter.writeFixedWidthBytes(_:)`).
-    public mutating func readFixedWidthBytes(
+    @inlinable public mutating func readFixedWidthBytes(
         into destination: UnsafeMutableRawBufferPointer, reading: @autoclosure () -> String = "fixed-width bytes"
     ) throws(OrderedKeyError) {
         try require(destination.count, reading: reading())
-        let range = offset..<(offset + destination.count)
+        let range = position..<(position + destination.count)
         withBuffer { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[range])) }
-        offset += destination.count
+        position += destination.count
+    }
+
+    /// Moves past `count` bytes (a length-prefixed field the caller reads in place).
+    @inlinable public mutating func skip(_ count: Int, reading: @autoclosure () -> String = "skipped bytes") throws(OrderedKeyError) {
+        precondition(count >= 0, "cannot skip a negative count")
+        try require(count, reading: reading())
+        position += count
     }
 
     /// Reads a string written by `OrderedKeyWriter.writeEscaped(_:)`, returning the
@@ -118,7 +126,7 @@ public struct OrderedKeyReader {
                 reading: "\(reading()) (missing 0x00 0x00 terminator)"))
         }
         let (payload, end) = try result.get()
-        offset = end
+        position = end
         return payload
     }
 
@@ -148,17 +156,17 @@ public struct OrderedKeyReader {
                 offset: start, needed: total - start + 1, available: total - start,
                 reading: "\(reading()) (missing 0x00 0x00 terminator)"))
         }
-        offset = try result.get()
+        position = try result.get()
     }
 
     /// Reads one nested key of type `Key`.
-    public mutating func read<Key: OrderedKey>(_: Key.Type) throws -> Key {
+    @inlinable public mutating func read<Key: OrderedKey>(_: Key.Type) throws -> Key {
         try Key.decodeOrderedKey(from: &self)
     }
 
     /// Throws unless every byte has been consumed.
-    public func expectEnd() throws(OrderedKeyError) {
-        guard isAtEnd else { throw .trailingBytes(offset: offset, count: remainingCount) }
+    @inlinable public func expectEnd() throws(OrderedKeyError) {
+        guard isAtEnd else { throw .trailingBytes(offset: position, count: remainingCount) }
     }
 
     /// Builds an `.invalid` error positioned at `offset` (for conformers' validation).

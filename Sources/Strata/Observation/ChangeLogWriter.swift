@@ -6,8 +6,9 @@ enum ChangeLogKind: UInt8 {
 }
 
 /// A change-log key: the commit's generation (u64 big-endian) then the change's sequence number
-/// within it (u32 big-endian), so keys sort by commit, then by order of the changes. This type
-/// builds and parses them; it lends its bytes from the stack (no array per appended change).
+/// within it (u32 big-endian), so keys sort by commit, then by order of the changes (and begin
+/// with the generation, as `ChangeLogTrimming` needs). This type builds and parses them; it
+/// lends its bytes from the stack (no array per appended change).
 struct ChangeLogKey: Equatable, BytesConvertible {
     let generation: UInt64
     let sequence: UInt32
@@ -98,7 +99,7 @@ final class ChangeLogAppender {
             sequence = nextSequence
         } else {
             sequence = try Self.firstFreeSequence(in: log, write: write)
-            if sequence == 0 { try Self.trim(log, write: write) }
+            if sequence == 0 { try trim(log, write: write) }
         }
         guard sequence < .max else { throw StrataError.misuse("more than \(UInt32.max - 1) changes to '\(logName)' in one commit") }
         nextSequence = sequence + 1
@@ -114,31 +115,11 @@ final class ChangeLogAppender {
         return last.sequence &+ 1
     }
 
-    /// Entries older than this many generations (and older than every live reader) are trimmed.
-    static var retention: UInt64 { 1024 }
-    /// Trimming waits until this many generations of entries are due, so the start of the log is
-    /// rewritten once per that many commits instead of on every one (entries live at most
-    /// `retention + trimBatch` generations).
-    static var trimBatch: UInt64 { 64 }
-    /// At most this many entries are trimmed per commit (a log left long untrimmed, e.g. after a
-    /// bulk load, is worked off over a few commits).
-    static var trimLimit: Int { 16384 }
-
-    /// Observers hold a snapshot at the generation they have seen, so nothing a live observer
-    /// still needs is older than the oldest reader snapshot. Runs at the first change of a commit.
-    private static func trim(_ log: Tree, write: WriteTransaction) throws {
-        let generation = write.transactionID
-        // Reading the first key touches no page; deleting copies the start of the log.
-        let cursor = try write.cursor(log)
-        guard try cursor.first() else { return }
-        guard let oldest = try cursor.key().withUnsafeBytes({ ChangeLogKey.generation(of: $0) }) else { return }
-        // Nothing is due before this generation whatever the readers: skip scanning the reader table.
-        guard generation >= oldest &+ retention &+ trimBatch else { return }
-        let oldestReader = write.database.oldestReaderSnapshot ?? generation
-        guard min(oldestReader, generation) > retention else { return }
-        let bound = min(oldestReader, generation) - retention
-        guard oldest < bound, bound - oldest >= trimBatch else { return }
-        try write.deleteLeading(before: ChangeLogKey.start(of: bound), in: log, limit: trimLimit)
+    /// Old entries go at the first change of each commit (see `ChangeLogTrimming`).
+    private func trim(_ log: Tree, write: WriteTransaction) throws {
+        try ChangeLogTrimming.trim(log, in: write) { length in
+            DatastoreError.corruptLogEntry(datastore: logName, generation: write.transactionID, reason: "a log key of \(length) bytes")
+        }
     }
 }
 

@@ -27,7 +27,7 @@ extension PageAccess {
     /// its lines are prefetched, and the key is searched there only after the other keys of the
     /// batch have taken their step. The misses of different keys overlap instead of queueing one
     /// behind another. Same checks and results as `lookup` for each key.
-    func lookup(in record: TreeRecord, keys: [ByteView]) throws -> [ByteView?] {
+    func lookup<Key: BytesConvertible>(in record: TreeRecord, keys: [Key]) throws -> [ByteView?] {
         var results = [ByteView?](repeating: nil, count: keys.count)
         guard record.root != 0 else { return results }
         var pages = [UInt64](repeating: record.root, count: keys.count)
@@ -41,7 +41,7 @@ extension PageAccess {
     static let lookupBatchSize = 32
 
     /// One batch: `pages[slot]` holds the page each key of `range` is at (the root initially).
-    private func lookup(in record: TreeRecord, keys: [ByteView], range: Range<Int>, pages: inout [UInt64],
+    private func lookup<Key: BytesConvertible>(in record: TreeRecord, keys: [Key], range: Range<Int>, pages: inout [UInt64],
                         into results: inout [ByteView?]) throws {
         var pending = Array(range)
         var level = 1
@@ -50,7 +50,7 @@ extension PageAccess {
             next.reserveCapacity(pending.count)
             for slot in pending {
                 let page = try treePage(pages[slot], level: level, depth: record.depth)
-                let (index, exact) = try keys[slot].withUnsafeBytes { try page.search($0) }
+                let (index, exact) = try keys[slot].withBytes { try page.search($0) }
                 if page.isLeaf {
                     if exact { results[slot] = try value(of: try page.leaf(index), in: page) }
                     continue
