@@ -59,10 +59,10 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// The next group: the queued requests, oldest first.
-    func takeGroup() -> [WriteRequest] {
+    /// The next group: the queued requests, oldest first, at most `limit`.
+    func takeGroup(limit: Int = WriteQueue.maximumGroup) -> [WriteRequest] {
         state.withLock { state in
-            let count = min(state.pending.count, WriteQueue.maximumGroup)
+            let count = min(state.pending.count, limit)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
             return group
@@ -141,15 +141,18 @@ extension Database {
 
     /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
-        let group = queue.takeGroup()
-        commit(group, writer: writer!)
+        var group = queue.takeGroup()
+        commit(&group, writer: writer!)
         if let candidate = queue.releaseLead() { candidate.wake() }
         for request in group where request !== own { request.wake() }
     }
 
     /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
-    /// its body directly in the transaction, as an ungrouped write would.
-    private func commit(_ group: [WriteRequest], writer: WriterSession) {
+    /// its body directly in the transaction, as an ungrouped write would. Requests that queue
+    /// while a group of several runs its bodies join it (they are added to `group`) up to
+    /// `maximumGroup`: callers woken by the previous commit re-queue just then, and joining costs
+    /// them no wait, where the next group would cost them a whole flush.
+    private func commit(_ group: inout [WriteRequest], writer: WriterSession) {
         defer {
             for request in group {
                 request.body = nil
@@ -177,12 +180,18 @@ extension Database {
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
-        for request in group {
+        var next = 0
+        while next < group.count {
+            let request = group[next]
+            next += 1
             do {
                 try transaction.nested { try request.body?($0) }
                 succeeded.append(request)
             } catch {
                 request.error = error
+            }
+            if next == group.count && group.count < WriteQueue.maximumGroup {
+                group += writer.writeQueue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
             }
         }
         do {
