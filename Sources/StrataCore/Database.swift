@@ -68,6 +68,8 @@ public final class Database: Sendable {
         var isPoisoned = false
         /// `close()` was called from inside the write transaction: release the locks at its end.
         var releaseLocksWhenDone = false
+        /// The last commit, if its sync has not been settled yet (see `PendingCommit`).
+        var inFlight: PendingCommit?
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []
@@ -184,7 +186,11 @@ public final class Database: Sendable {
                 // The locks go when that transaction ends (see `releaseWriter`).
                 writer.releaseLocksWhenDone = true
             } else {
-                writer.lock.withLock { releaseWriterLocks() }
+                writer.lock.withLock {
+                    // A commit still syncing publishes after its sync: it must not outlive the lock.
+                    _ = writer.waitForInFlight()
+                    releaseWriterLocks()
+                }
             }
         }
         readers.releaseOwnedSlots(onlyIdle: true)
@@ -336,6 +342,7 @@ public final class Database: Sendable {
         writer.owner.store(thread, ordering: .relaxed)
         do {
             try checkOpen()
+            writer.settleIfFinished()
             guard !writer.isPoisoned else {
                 throw StrataError.misuse("a failed commit of this handle could not be rolled back on disk; close the store and open it again before writing")
             }

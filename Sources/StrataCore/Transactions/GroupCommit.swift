@@ -22,20 +22,47 @@ final class WriteQueue: @unchecked Sendable {
     private struct State {
         var pending: [WriteRequest] = []
         var isLeading = false
+        /// The leader sleeps on `arrival` until a request queues (see `waitForArrival`).
+        var leaderAwaitsArrival = false
     }
     private let state = Mutex(State())
+    private let arrival = BlockingLock(initiallyAvailable: false)
     /// Commits that held more than one request, and requests they held (for tests and benchmarks).
     let groupedCommits = Atomic<UInt64>(0)
     let groupedRequests = Atomic<UInt64>(0)
 
     /// Queues `request`; true if the caller must lead now (nobody was leading).
     func enqueue(_ request: WriteRequest) -> Bool {
-        state.withLock { state in
+        let (leads, wakesLeader) = state.withLock { state in
             state.pending.append(request)
-            if state.isLeading { return false }
+            if state.isLeading {
+                defer { state.leaderAwaitsArrival = false }
+                return (false, state.leaderAwaitsArrival)
+            }
             state.isLeading = true
+            return (true, false)
+        }
+        if wakesLeader { arrival.unlock() }
+        return leads
+    }
+
+    /// The leader, its bodies run while the commit before is still syncing: sleeps until a
+    /// request queues (it joins the group) or that commit's sync returns (the group commits).
+    /// May return early (a stale wake-up); the caller checks again.
+    /// `registered` keeps `previous` from being asked twice to wake the leader.
+    func waitForArrival(orFinishOf previous: PendingCommit, registered: inout Bool) {
+        let waits = state.withLock { state in
+            guard state.pending.isEmpty else { return false }
+            state.leaderAwaitsArrival = true
             return true
         }
+        guard waits else { return }
+        if !registered {
+            registered = true
+            previous.wakeWhenFinished(arrival)
+        }
+        arrival.lock()
+        state.withLock { $0.leaderAwaitsArrival = false }
     }
 
     /// Takes the lead for a caller that found nobody leading and nothing queued (the lone-writer
@@ -48,12 +75,13 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
+    /// After a wake-up: true if the caller must lead (its request is still queued and nobody
+    /// leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
-            // A leader marks its group done before it frees the lead, so a request that is not
-            // done while nobody leads is still queued.
-            if request.isDone || state.isLeading { return false }
+            // A leader frees the lead before its group's sync returns: a request taken into a
+            // group waits for that group, even when nobody leads.
+            if request.isTaken || state.isLeading { return false }
             state.isLeading = true
             return true
         }
@@ -65,6 +93,7 @@ final class WriteQueue: @unchecked Sendable {
             let count = min(state.pending.count, limit)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
+            for request in group { request.isTaken = true }
             return group
         }
     }
@@ -86,6 +115,8 @@ final class WriteRequest: @unchecked Sendable {
     var body: ((WriteTransaction) throws -> Void)?
     /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
+    /// Taken into a group by a leader (read and written under the queue's mutex only).
+    var isTaken = false
     private let done = Atomic<Bool>(false)
     private let wakeup = BlockingLock(initiallyAvailable: false)
 
@@ -110,19 +141,25 @@ extension Database {
         let queue = writer.writeQueue
         if queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
-            // writes that arrive meanwhile queue and the first of them is woken to lead next.
-            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
-            let transaction = try beginWrite()
+            // writes that arrive meanwhile queue and the first of them is woken to lead next, as
+            // soon as this commit is written (it builds on it while this one syncs).
+            var pending: PendingCommit?
+            let result: Result
             do {
-                transaction.isInsideWriteBody = true
-                let result = try body(transaction)
-                transaction.isInsideWriteBody = false
-                if transaction.isActive { try transaction.commit() }
-                return result
-            } catch {
-                transaction.abort()
-                throw error
+                defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+                let transaction = try beginWrite()
+                do {
+                    transaction.isInsideWriteBody = true
+                    result = try body(transaction)
+                    transaction.isInsideWriteBody = false
+                    if transaction.isActive { pending = try transaction.commitWritingPages() }
+                } catch {
+                    transaction.abort()
+                    throw error
+                }
             }
+            if let pending { try makeDurable(pending) }
+            return result
         }
         var result: Result?
         try withoutActuallyEscaping(body) { body in
@@ -139,11 +176,25 @@ extension Database {
         return result!
     }
 
-    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
+    /// Commits one group (holding `own`): writes it, frees the lead (the next leader builds on
+    /// this commit while it syncs), syncs it, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
         var group = queue.takeGroup()
-        commit(&group, writer: writer!)
+        let written = commit(&group, writer: writer!)
+        for request in group { request.body = nil }
         if let candidate = queue.releaseLead() { candidate.wake() }
+        if let (pending, succeeded) = written {
+            do {
+                if let pending { try makeDurable(pending) }
+                if group.count > 1 {
+                    writer!.writeQueue.groupedCommits.add(1, ordering: .relaxed)
+                    writer!.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+                }
+            } catch {
+                for request in succeeded { request.error = error }
+            }
+        }
+        for request in group { request.markDone() }
         for request in group where request !== own { request.wake() }
     }
 
@@ -152,31 +203,27 @@ extension Database {
     /// while a group of several runs its bodies join it (they are added to `group`) up to
     /// `maximumGroup`: callers woken by the previous commit re-queue just then, and joining costs
     /// them no wait, where the next group would cost them a whole flush.
-    private func commit(_ group: inout [WriteRequest], writer: WriterSession) {
-        defer {
-            for request in group {
-                request.body = nil
-                request.markDone()
-            }
-        }
+    /// Returns, if the commit was written, what is still to be synced of it (nil: nothing) and
+    /// the requests it holds; a request that failed has its error set.
+    private func commit(_ group: inout [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
         let transaction: WriteTransaction
         do {
             transaction = try beginWrite()
         } catch {
             for request in group { request.error = error }
-            return
+            return nil
         }
-        if group.count == 1 {
+        if group.count == 1 && (writer.inFlight?.isFinished ?? true) {
             do {
                 transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
                 transaction.isInsideWriteBody = false
-                if transaction.isActive { try transaction.commit() }
+                return (transaction.isActive ? try transaction.commitWritingPages() : nil, group)
             } catch {
                 transaction.abort()
                 group[0].error = error
             }
-            return
+            return nil
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
@@ -190,17 +237,22 @@ extension Database {
             } catch {
                 request.error = error
             }
-            if next == group.count && group.count < WriteQueue.maximumGroup {
+            guard next == group.count && group.count < WriteQueue.maximumGroup else { continue }
+            group += writer.writeQueue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
+            // While the commit before is still syncing, this one could not write anyway: requests
+            // arriving meanwhile join it instead of waiting for the next flush.
+            var registered = false
+            while next == group.count, group.count < WriteQueue.maximumGroup, let previous = writer.inFlight, !previous.isFinished {
+                writer.writeQueue.waitForArrival(orFinishOf: previous, registered: &registered)
                 group += writer.writeQueue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
             }
         }
         do {
-            try transaction.commit()
-            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
-            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+            return (try transaction.commitWritingPages(), succeeded)
         } catch {
             transaction.abort()
             for request in succeeded { request.error = error }
+            return nil
         }
     }
 
