@@ -26,6 +26,15 @@ import Glibc
 //   short and the commit is rejected.
 // - Readers that follow a live writer learn of a commit only from the generation in the lock file,
 //   which is published after the sync: they never verify anything.
+// - Pipelined: a commit that syncs gives up the writer lock once its pages and meta are written,
+//   then syncs and publishes (`PendingCommit`, `makeDurable`). The next write transaction may run
+//   on top of it meanwhile, in memory only: it writes nothing to the file until that sync has
+//   returned (`persist` waits first), so the disk never holds the unsynced writes of two commits
+//   and the points above hold as for serial commits. Its page reuse is computed against the
+//   commit it builds on, as if that one were durable; by the time it writes, it is. If the sync
+//   fails, the commit's meta is wiped, the transaction built on it fails as well (it read a state
+//   that never became durable, even if it changed nothing), and the writer goes on from the last
+//   durable commit. A caller returns only once its own commit's sync returned.
 // - A writer that opens a store first wipes a rejected meta (its transaction id and pages will be
 //   reused, which could make it verify later) and syncs what it adopted (`WriterRecovery`).
 // - Number, transaction id and checksum do not tell this commit's page from one an abandoned

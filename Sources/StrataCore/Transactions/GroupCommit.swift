@@ -5,10 +5,14 @@ import Synchronization
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
 /// leads: it takes every queued request, runs each body inside its own nested transaction of one
 /// write transaction, in queue order, and commits once — one sync covers the whole group.
-/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
-/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
-/// group with their results. A caller returns only once the commit holding its changes is durable
-/// (or with its own error; a failed commit fails every request of the group that had succeeded).
+/// Requests arriving while the bodies run join the group; so do requests arriving while the
+/// commit before it is still syncing (this one could not write before that sync returns anyway).
+/// Once the group's pages and meta are written, the leader gives up the lead and wakes the oldest
+/// queued caller as a candidate for the next one — which builds on this commit while it syncs
+/// (pipelined commits, see `PendingCommit`) — then syncs, and wakes the callers of its own group
+/// with their results. A caller returns only once the commit holding its changes is durable (or
+/// with its own error; a failed commit fails every request of the group that had succeeded, and
+/// the group built on it).
 ///
 /// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
 /// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
