@@ -52,6 +52,7 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
 /// but writes nothing until that sync returned, fails if it failed, and readers see neither
 /// before their syncs returned.
 @Suite(.serialized) struct PipelinedCommitTests {
+    /// A store holding base = 0 in tree "t", with syncs the test can hold.
     private func open(_ dir: TemporaryDirectory) throws -> (Database, GatedSyncIO) {
         let box = IOBox<GatedSyncIO>()
         var options = DatabaseOptions()
@@ -62,6 +63,7 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
             return io
         }
         let db = try Database(path: dir.path, options: options)
+        try db.write { tx in try tx.put("base", "0", in: try tx.createTree("t")) }
         return (db, try #require(box.io))
     }
 
@@ -76,6 +78,23 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
         return group
     }
 
+    /// Writes a = 1 on another thread, its sync held; returns once that sync waits.
+    private func holdFirstCommit(_ db: Database, _ io: GatedSyncIO) -> (DispatchGroup, Outcome) {
+        io.holdNextSync()
+        let outcome = Outcome()
+        let done = background { do { try db.write { tx in try tx.put("a", "1", in: try tx.tree("t")) } } catch { outcome.error.withLock { $0 = error } } }
+        io.holding.wait()
+        return (done, outcome)
+    }
+
+    /// Commits `transaction` on another thread.
+    private func commitInBackground(_ transaction: WriteTransaction) -> (DispatchGroup, Outcome) {
+        let outcome = Outcome()
+        let transfer = UncheckedBox(transaction)
+        let done = background { do { try transfer.value.commit() } catch { outcome.error.withLock { $0 = error } } }
+        return (done, outcome)
+    }
+
     private func value(_ db: Database, _ key: String) throws -> String? {
         try db.read { tx in try tx.get(key, in: try tx.tree("t")).map { String(decoding: $0.bytes, as: UTF8.self) } }
     }
@@ -83,13 +102,9 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
     @Test func nextTransactionBuildsOnASyncingCommitAndPublishesAfterIt() throws {
         let dir = TemporaryDirectory()
         let (db, io) = try open(dir)
-        try db.write { tx in try tx.put("base", "0", in: try tx.createTree("t")) }
         let before = db.generation
 
-        io.holdNextSync()
-        let first = Mutex<(any Error)?>(nil)
-        let firstDone = background { do { try db.write { tx in try tx.put("a", "1", in: try tx.tree("t")) } } catch { first.withLock { $0 = error } } }
-        io.holding.wait()
+        let (firstDone, first) = holdFirstCommit(db, io)
         // The first commit is written and syncing: the writer lock is free, and the next
         // transaction sees the first one's changes; readers do not, nor does the generation.
         let second = try db.beginWrite()
@@ -97,9 +112,7 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
         try second.put("b", "2", in: try second.tree("t"))
         #expect(db.generation == before)
         #expect(try value(db, "a") == nil)
-        let secondResult = Mutex<(any Error)?>(nil)
-        let transfer = UncheckedBox(second)
-        let secondDone = background { do { try transfer.value.commit() } catch { secondResult.withLock { $0 = error } } }
+        let (secondDone, secondResult) = commitInBackground(second)
         // The second commit waits for the first sync: nothing of it is published either.
         #expect(secondDone.wait(timeout: .now() + 0.3) == .timedOut)
         #expect(db.generation == before)
@@ -107,8 +120,8 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
         io.release(failing: nil)
         firstDone.wait()
         secondDone.wait()
-        #expect(first.withLock { $0 } == nil)
-        #expect(secondResult.withLock { $0 } == nil)
+        #expect(first.error.withLock { $0 } == nil)
+        #expect(secondResult.error.withLock { $0 } == nil)
         #expect(db.generation == before + 2)
         #expect(try value(db, "a") == "1")
         #expect(try value(db, "b") == "2")
@@ -124,25 +137,19 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
     @Test func transactionBuiltOnAFailedSyncFailsAndTheStoreStaysAtTheLastDurableCommit() throws {
         let dir = TemporaryDirectory()
         let (db, io) = try open(dir)
-        try db.write { tx in try tx.put("base", "0", in: try tx.createTree("t")) }
         let before = db.generation
 
-        io.holdNextSync()
-        let first = Mutex<(any Error)?>(nil)
-        let firstDone = background { do { try db.write { tx in try tx.put("a", "1", in: try tx.tree("t")) } } catch { first.withLock { $0 = error } } }
-        io.holding.wait()
+        let (firstDone, first) = holdFirstCommit(db, io)
         let second = try db.beginWrite()
         try second.put("b", "2", in: try second.tree("t"))
-        let secondResult = Mutex<(any Error)?>(nil)
-        let transfer = UncheckedBox(second)
-        let secondDone = background { do { try transfer.value.commit() } catch { secondResult.withLock { $0 = error } } }
+        let (secondDone, secondResult) = commitInBackground(second)
 
         io.release(failing: StrataError.io(operation: "fdatasync", path: dir.path + "/data", errno: EIO))
         firstDone.wait()
         secondDone.wait()
         // Both fail: the second was built on a state that never became durable.
-        #expect(first.withLock { $0 } != nil)
-        #expect(secondResult.withLock { $0 } != nil)
+        #expect(first.error.withLock { $0 } != nil)
+        #expect(secondResult.error.withLock { $0 } != nil)
         #expect(db.generation == before)
         #expect(try value(db, "a") == nil)
         #expect(try value(db, "b") == nil)
@@ -167,21 +174,21 @@ final class GatedSyncIO: DataFileIO, @unchecked Sendable {
     @Test func unchangedTransactionOnAFailedSyncFails() throws {
         let dir = TemporaryDirectory()
         let (db, io) = try open(dir)
-        try db.write { tx in try tx.put("base", "0", in: try tx.createTree("t")) }
-        io.holdNextSync()
-        let firstDone = background { _ = try? db.write { tx in try tx.put("a", "1", in: try tx.tree("t")) } }
-        io.holding.wait()
+        let (firstDone, _) = holdFirstCommit(db, io)
         let reader = try db.beginWrite()
         #expect(try reader.get("a", in: try reader.tree("t")) != nil)
-        let result = Mutex<(any Error)?>(nil)
-        let transfer = UncheckedBox(reader)
-        let done = background { do { try transfer.value.commit() } catch { result.withLock { $0 = error } } }
+        let (done, result) = commitInBackground(reader)
         io.release(failing: StrataError.io(operation: "fdatasync", path: dir.path + "/data", errno: EIO))
         firstDone.wait()
         done.wait()
-        #expect(result.withLock { $0 } != nil)
+        #expect(result.error.withLock { $0 } != nil)
         db.close()
     }
+}
+
+/// What a background call threw, if anything.
+final class Outcome: Sendable {
+    let error = Mutex<(any Error)?>(nil)
 }
 
 /// Moves a value to another thread in a test that hands it over once.

@@ -9,11 +9,7 @@ import Testing
 /// separator bounds.
 extension RandomizedModelTests {
     @Test func leafHintRunsMatchModel() throws {
-        let seed = testSeed("leafHintRunsMatchModel")
-        var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
+        var (random, dir, options) = modelStore("leafHintRunsMatchModel")
         var db = try Database(path: dir.path, options: options)
         var model: Model = [:]
         let treeNames = ["ordered", "mixed"]
@@ -100,12 +96,7 @@ extension RandomizedModelTests {
             } catch is Abort {
                 // The model keeps the last committed state.
             }
-            try verify(db, against: model, random: &random)
-            if round % 20 == 19 {
-                db.close()
-                db = try Database(path: dir.path, options: options)
-                try verify(db, against: model, random: &random)
-            }
+            try verifyRound(round, reopeningEvery: 20, &db, at: dir.path, options: options, against: model, random: &random)
         }
         print("[leafHintRunsMatchModel] \(puts) puts, \(hinted) through the leaf hint")
         // Runs in order, reverse or clustered mostly go through the hint.
