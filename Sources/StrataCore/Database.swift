@@ -68,8 +68,6 @@ public final class Database: Sendable {
         var isPoisoned = false
         /// `close()` was called from inside the write transaction: release the locks at its end.
         var releaseLocksWhenDone = false
-        /// The last commit, if its sync has not been settled yet (see `PendingCommit`).
-        var inFlight: PendingCommit?
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []
@@ -186,11 +184,7 @@ public final class Database: Sendable {
                 // The locks go when that transaction ends (see `releaseWriter`).
                 writer.releaseLocksWhenDone = true
             } else {
-                writer.lock.withLock {
-                    // A commit still syncing publishes after its sync: it must not outlive the lock.
-                    _ = writer.waitForInFlight()
-                    releaseWriterLocks()
-                }
+                writer.lock.withLock { releaseWriterLocks() }
             }
         }
         readers.releaseOwnedSlots(onlyIdle: true)
@@ -310,8 +304,7 @@ public final class Database: Sendable {
     /// **Group commit.** Calls from many threads share commits: while one commit is in flight,
     /// arriving calls queue, and the next commit runs all their bodies, each in its own nested
     /// transaction (`WriteTransaction.nested`), then syncs once. A body that throws is rolled back
-    /// alone and its caller gets its error; a commit that fails fails every caller of its group
-    /// (and of the group that was already running on top of it while it synced).
+    /// alone and its caller gets its error; a commit that fails fails every caller of its group.
     /// Writes are serializable in queue order: a body sees the effects of every write committed or
     /// queued before it. Consequences for bodies:
     /// - a body may run on another thread than its caller (the group's leader) while its caller
@@ -343,7 +336,6 @@ public final class Database: Sendable {
         writer.owner.store(thread, ordering: .relaxed)
         do {
             try checkOpen()
-            writer.settleIfFinished()
             guard !writer.isPoisoned else {
                 throw StrataError.misuse("a failed commit of this handle could not be rolled back on disk; close the store and open it again before writing")
             }

@@ -5,14 +5,10 @@ import Synchronization
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
 /// leads: it takes every queued request, runs each body inside its own nested transaction of one
 /// write transaction, in queue order, and commits once — one sync covers the whole group.
-/// Requests arriving while the bodies run join the group; so do requests arriving while the
-/// commit before it is still syncing (this one could not write before that sync returns anyway).
-/// Once the group's pages and meta are written, the leader gives up the lead and wakes the oldest
-/// queued caller as a candidate for the next one — which builds on this commit while it syncs
-/// (pipelined commits, see `PendingCommit`) — then syncs, and wakes the callers of its own group
-/// with their results. A caller returns only once the commit holding its changes is durable (or
-/// with its own error; a failed commit fails every request of the group that had succeeded, and
-/// the group built on it).
+/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
+/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
+/// group with their results. A caller returns only once the commit holding its changes is durable
+/// (or with its own error; a failed commit fails every request of the group that had succeeded).
 ///
 /// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
 /// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
@@ -26,47 +22,20 @@ final class WriteQueue: @unchecked Sendable {
     private struct State {
         var pending: [WriteRequest] = []
         var isLeading = false
-        /// The leader sleeps on `arrival` until a request queues (see `waitForArrival`).
-        var leaderAwaitsArrival = false
     }
     private let state = Mutex(State())
-    private let arrival = BlockingLock(initiallyAvailable: false)
     /// Commits that held more than one request, and requests they held (for tests and benchmarks).
     let groupedCommits = Atomic<UInt64>(0)
     let groupedRequests = Atomic<UInt64>(0)
 
     /// Queues `request`; true if the caller must lead now (nobody was leading).
     func enqueue(_ request: WriteRequest) -> Bool {
-        let (leads, wakesLeader) = state.withLock { state in
+        state.withLock { state in
             state.pending.append(request)
-            if state.isLeading {
-                defer { state.leaderAwaitsArrival = false }
-                return (false, state.leaderAwaitsArrival)
-            }
+            if state.isLeading { return false }
             state.isLeading = true
-            return (true, false)
-        }
-        if wakesLeader { arrival.unlock() }
-        return leads
-    }
-
-    /// The leader, its bodies run while the commit before is still syncing: sleeps until a
-    /// request queues (it joins the group) or that commit's sync returns (the group commits).
-    /// May return early (a stale wake-up); the caller checks again.
-    /// `registered` keeps `previous` from being asked twice to wake the leader.
-    func waitForArrival(orFinishOf previous: PendingCommit, registered: inout Bool) {
-        let waits = state.withLock { state in
-            guard state.pending.isEmpty else { return false }
-            state.leaderAwaitsArrival = true
             return true
         }
-        guard waits else { return }
-        if !registered {
-            registered = true
-            previous.wakeWhenFinished(arrival)
-        }
-        arrival.lock()
-        state.withLock { $0.leaderAwaitsArrival = false }
     }
 
     /// Takes the lead for a caller that found nobody leading and nothing queued (the lone-writer
@@ -79,25 +48,23 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// After a wake-up: true if the caller must lead (its request is still queued and nobody
-    /// leads).
+    /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
-            // A leader frees the lead before its group's sync returns: a request taken into a
-            // group waits for that group, even when nobody leads.
-            if request.isTaken || state.isLeading { return false }
+            // A leader marks its group done before it frees the lead, so a request that is not
+            // done while nobody leads is still queued.
+            if request.isDone || state.isLeading { return false }
             state.isLeading = true
             return true
         }
     }
 
-    /// The next group: the queued requests, oldest first, at most `limit`.
-    func takeGroup(limit: Int = WriteQueue.maximumGroup) -> [WriteRequest] {
+    /// The next group: the queued requests, oldest first.
+    func takeGroup() -> [WriteRequest] {
         state.withLock { state in
-            let count = min(state.pending.count, limit)
+            let count = min(state.pending.count, WriteQueue.maximumGroup)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
-            for request in group { request.isTaken = true }
             return group
         }
     }
@@ -119,8 +86,6 @@ final class WriteRequest: @unchecked Sendable {
     var body: ((WriteTransaction) throws -> Void)?
     /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
-    /// Taken into a group by a leader (read and written under the queue's mutex only).
-    var isTaken = false
     private let done = Atomic<Bool>(false)
     private let wakeup = BlockingLock(initiallyAvailable: false)
 
@@ -145,25 +110,19 @@ extension Database {
         let queue = writer.writeQueue
         if queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
-            // writes that arrive meanwhile queue and the first of them is woken to lead next, as
-            // soon as this commit is written (it builds on it while this one syncs).
-            var pending: PendingCommit?
-            let result: Result
+            // writes that arrive meanwhile queue and the first of them is woken to lead next.
+            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+            let transaction = try beginWrite()
             do {
-                defer { if let candidate = queue.releaseLead() { candidate.wake() } }
-                let transaction = try beginWrite()
-                do {
-                    transaction.isInsideWriteBody = true
-                    result = try body(transaction)
-                    transaction.isInsideWriteBody = false
-                    if transaction.isActive { pending = try transaction.commitWritingPages() }
-                } catch {
-                    transaction.abort()
-                    throw error
-                }
+                transaction.isInsideWriteBody = true
+                let result = try body(transaction)
+                transaction.isInsideWriteBody = false
+                if transaction.isActive { try transaction.commit() }
+                return result
+            } catch {
+                transaction.abort()
+                throw error
             }
-            if let pending { try makeDurable(pending) }
-            return result
         }
         var result: Result?
         try withoutActuallyEscaping(body) { body in
@@ -180,83 +139,59 @@ extension Database {
         return result!
     }
 
-    /// Commits one group (holding `own`): writes it, frees the lead (the next leader builds on
-    /// this commit while it syncs), syncs it, then wakes the group's other callers.
+    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
-        var group = queue.takeGroup()
-        let written = commit(&group, writer: writer!)
-        for request in group { request.body = nil }
+        let group = queue.takeGroup()
+        commit(group, writer: writer!)
         if let candidate = queue.releaseLead() { candidate.wake() }
-        if let (pending, succeeded) = written {
-            do {
-                if let pending { try makeDurable(pending) }
-                if group.count > 1 {
-                    writer!.writeQueue.groupedCommits.add(1, ordering: .relaxed)
-                    writer!.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
-                }
-            } catch {
-                for request in succeeded { request.error = error }
-            }
-        }
-        for request in group { request.markDone() }
         for request in group where request !== own { request.wake() }
     }
 
     /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
-    /// its body directly in the transaction, as an ungrouped write would. Requests that queue
-    /// while a group of several runs its bodies join it (they are added to `group`) up to
-    /// `maximumGroup`: callers woken by the previous commit re-queue just then, and joining costs
-    /// them no wait, where the next group would cost them a whole flush.
-    /// Returns, if the commit was written, what is still to be synced of it (nil: nothing) and
-    /// the requests it holds; a request that failed has its error set.
-    private func commit(_ group: inout [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
+    /// its body directly in the transaction, as an ungrouped write would.
+    private func commit(_ group: [WriteRequest], writer: WriterSession) {
+        defer {
+            for request in group {
+                request.body = nil
+                request.markDone()
+            }
+        }
         let transaction: WriteTransaction
         do {
             transaction = try beginWrite()
         } catch {
             for request in group { request.error = error }
-            return nil
+            return
         }
-        if group.count == 1 && (writer.inFlight?.isFinished ?? true) {
+        if group.count == 1 {
             do {
                 transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
                 transaction.isInsideWriteBody = false
-                return (transaction.isActive ? try transaction.commitWritingPages() : nil, group)
+                if transaction.isActive { try transaction.commit() }
             } catch {
                 transaction.abort()
                 group[0].error = error
             }
-            return nil
+            return
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
-        var next = 0
-        while next < group.count {
-            let request = group[next]
-            next += 1
+        for request in group {
             do {
                 try transaction.nested { try request.body?($0) }
                 succeeded.append(request)
             } catch {
                 request.error = error
             }
-            guard next == group.count && group.count < WriteQueue.maximumGroup else { continue }
-            group += writer.writeQueue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
-            // While the commit before is still syncing, this one could not write anyway: requests
-            // arriving meanwhile join it instead of waiting for the next flush.
-            var registered = false
-            while next == group.count, group.count < WriteQueue.maximumGroup, let previous = writer.inFlight, !previous.isFinished {
-                writer.writeQueue.waitForArrival(orFinishOf: previous, registered: &registered)
-                group += writer.writeQueue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
-            }
         }
         do {
-            return (try transaction.commitWritingPages(), succeeded)
+            try transaction.commit()
+            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
+            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
         } catch {
             transaction.abort()
             for request in succeeded { request.error = error }
-            return nil
         }
     }
 
