@@ -8,11 +8,7 @@ import Testing
     typealias Model = [String: [[UInt8]: [UInt8]]]
 
     @Test func treeMatchesModel() throws {
-        let seed = testSeed("treeMatchesModel")
-        var random = SeededGenerator(seed: seed)
-        let dir = TemporaryDirectory()
-        var options = DatabaseOptions()
-        options.durability = .none
+        var (random, dir, options) = modelStore("treeMatchesModel")
         var db = try Database(path: dir.path, options: options)
         var model: Model = [:]
         let treeNames = ["alpha", "beta", "gamma", "delta"]
@@ -74,15 +70,27 @@ import Testing
             } catch is Abort {
                 // The model keeps the last committed state.
             }
-            try verify(db, against: model, random: &random)
-            if round % 50 == 49 {
-                db.close()
-                db = try Database(path: dir.path, options: options)
-                try verify(db, against: model, random: &random)
-            }
+            try verifyRound(round, reopeningEvery: 50, &db, at: dir.path, options: options, against: model, random: &random)
         }
         print("[treeMatchesModel] \(operations) operations, final generation \(db.generation)")
         #expect(operations > 20_000)
+    }
+
+    /// The seeded generator (its seed printed), directory and options of a model test's store.
+    func modelStore(_ name: String) -> (SeededGenerator, TemporaryDirectory, DatabaseOptions) {
+        var options = DatabaseOptions()
+        options.durability = .none
+        return (SeededGenerator(seed: testSeed(name)), TemporaryDirectory(), options)
+    }
+
+    /// Checks `db` against `model`; every `interval` rounds also reopens it and checks again.
+    func verifyRound(_ round: Int, reopeningEvery interval: Int, _ db: inout Database, at path: String, options: DatabaseOptions,
+                     against model: Model, random: inout SeededGenerator) throws {
+        try verify(db, against: model, random: &random)
+        guard round % interval == interval - 1 else { return }
+        db.close()
+        db = try Database(path: path, options: options)
+        try verify(db, against: model, random: &random)
     }
 
     func verify(_ db: Database, against model: Model, random: inout SeededGenerator) throws {

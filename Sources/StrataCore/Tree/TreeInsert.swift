@@ -75,8 +75,33 @@ extension WriteTransaction {
             record.entries &+= 1
             return false
         }
+        let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
+        // The leaf of the previous insert, when the key belongs there and fits: no descent.
+        if let (leaf, index, exact) = try hintedLeaf(for: record, key: key),
+           leaf.freeSpace + (exact ? leaf.nodeSize(index) + 2 : 0) >= size + 2 {
+            try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
+            try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
+            leafHintInserts &+= 1
+            return exact
+        }
         let (path, leaf) = try touchPath(&record, key: key)
         let (index, exact) = try leaf.page().search(key)
+        try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
+        if leaf.freeSpace >= size + 2 {
+            try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
+            rememberLeaf(leaf, path: path, record: record)
+        } else {
+            let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
+            try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,
+                          path: path, record: &record)
+        }
+        return exact
+    }
+
+    /// Before a node goes in at `index`: an existing node with the same key (`exact`) leaves
+    /// (with its overflow run); otherwise the tree gains an entry.
+    @inline(__always)
+    private func replaceOrAdd(in leaf: PageBuffer, at index: Int, exact: Bool, record: inout TreeRecord) throws {
         if exact {
             let old = try leaf.page().leaf(index)
             if old.isOverflow { try freeOverflow(old.overflowPage, length: old.valueLength, record: &record) }
@@ -84,15 +109,6 @@ extension WriteTransaction {
         } else {
             record.entries &+= 1
         }
-        let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
-        if leaf.freeSpace >= size + 2 {
-            try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
-        } else {
-            let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
-            try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,
-                          path: path, record: &record)
-        }
-        return exact
     }
 
     private func placeLeafNode(in leaf: PageBuffer, at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
@@ -150,6 +166,7 @@ extension WriteTransaction {
 
     private func splitLeaf(_ leaf: PageBuffer, insertAt index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                            overflowPage: UInt64?, path: [PathEntry], record: inout TreeRecord) throws {
+        forgetLeafHint() // separators move
         scratch.copy(from: leaf.memory, renumberAs: leaf.number)
         let original = try scratch.page()
         let newSize = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: overflowPage != nil) + 2
