@@ -25,6 +25,13 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
     case corrupt(reason: String)
     /// An interchange document cannot be imported; the reason says where and why.
     case invalidInterchange(reason: String)
+    /// An earlier operation of this write threw (`reason`), possibly after writing part of its
+    /// change, so the write cannot commit; nothing of it is written. Let the error leave the
+    /// write body (or do the operations that can fail in a write of their own).
+    case failedOperation(reason: String)
+    /// The store's entities were written in another layout of the entity trees than this build
+    /// reads (1 is an earlier development build's); export them with that build and import them.
+    case unsupportedLayout(found: UInt64, supported: UInt64)
 
     public var description: String {
         switch self {
@@ -50,6 +57,10 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the entity store is damaged or foreign: \(reason); run `strata check` and restore from a backup"
         case let .invalidInterchange(reason):
             return "cannot import the entity document: \(reason)"
+        case let .unsupportedLayout(found, supported):
+            return "the entities in this store use layout \(found); this build reads layout \(supported): export them (`strata entities export`) with the build that wrote them and import them here"
+        case let .failedOperation(reason):
+            return "an earlier operation of this write failed (\(reason)), so the write cannot commit and wrote nothing; let errors leave the write body"
         }
     }
 }

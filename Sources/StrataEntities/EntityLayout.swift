@@ -48,6 +48,26 @@ enum EntityLayout {
     static let meta = "entities.meta"
     static let sequenceName = "sequence"
 
+    /// The layout this build reads and writes, stored in `meta` under `versionName`. Layout 1
+    /// (before current entries moved into the header and the indexes ended in sequence numbers)
+    /// had no version: its headers would decode into wrong labels silently, so a store with
+    /// entities but without this version is refused.
+    static let version: UInt64 = 2
+    static let versionName = "layout"
+    static let versionBytes: [UInt8] = withUnsafeBytes(of: version.bigEndian) { Array($0) }
+
+    /// Throws `EntityError.unsupportedLayout` if the store holds entities written in another
+    /// layout. A store without entities passes (the first commit that creates one writes the
+    /// version with it).
+    static func checkVersion(in transaction: Transaction) throws {
+        guard try transaction.treeIfPresent(entries) != nil else { return }
+        let stored = try transaction.treeIfPresent(meta).flatMap { try transaction.get(versionName, in: $0) }
+        guard let stored else { throw EntityError.unsupportedLayout(found: 1, supported: version) }
+        guard stored.count == 8 else { throw EntityError.corrupt(reason: "layout version of \(stored.count) bytes") }
+        let found = stored.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        guard found == version else { throw EntityError.unsupportedLayout(found: found, supported: version) }
+    }
+
     static let truncatedMark: UInt8 = 1
     /// The bytes of a sequence number in index keys.
     static let sequenceBytes = 8

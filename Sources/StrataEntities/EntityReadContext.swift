@@ -350,7 +350,7 @@ public class EntityReadContext {
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
-        // group the index order is by identifier, not value: a group is always read whole and
+        // group the index order is by entry sequence, not value: a group is always read whole and
         // the matches are sorted by (value, sequence) when any was truncated.
         var found: [(encoded: [UInt8], sequence: UInt64, id: EntityID)] = []
         var sawTruncated = false

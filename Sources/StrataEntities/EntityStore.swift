@@ -27,6 +27,9 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
     /// store removes its directory when released).
     private let store: Store<Access>?
     private let writeQueue = DispatchQueue(label: "strata.entities.write")
+    /// Set once a transaction found entities of this build's layout (`EntityLayout.checkVersion`):
+    /// a store's layout does not change under an open handle, so later transactions skip the check.
+    private let layoutChecked = Atomic<Bool>(false)
 
     init(database: Database, store: Store<Access>? = nil) {
         self.database = database
@@ -40,6 +43,13 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
     }
 
     public var path: String { database.path }
+
+    /// Refuses entities of another layout (`EntityError.unsupportedLayout`), once per handle.
+    private func checkLayout(_ transaction: Transaction) throws {
+        guard !layoutChecked.load(ordering: .relaxed) else { return }
+        try EntityLayout.checkVersion(in: transaction)
+        if try transaction.treeIfPresent(EntityLayout.entries) != nil { layoutChecked.store(true, ordering: .relaxed) }
+    }
 
     /// Registers a Swift type for its entity type: `objects` reads return entities of that type as it.
     public func register(_ kind: any EntityKind.Type) { registry.register(kind) }
@@ -55,7 +65,10 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
 
     /// Runs `body` in one read transaction on the caller's thread (for code that is not async).
     public func readNow<Result>(_ body: (EntityReadContext) throws -> Result) throws -> Result {
-        try database.read { try body(EntityReadContext(transaction: $0, registry: registry)) }
+        try database.read { transaction in
+            try checkLayout(transaction)
+            return try body(EntityReadContext(transaction: transaction, registry: registry))
+        }
     }
 
     // MARK: One-transaction reads
@@ -167,6 +180,7 @@ extension EntityStore where Access == ReadWrite {
     /// it blocks on the writer lock and the flush).
     public func writeNow<Result>(at datestamp: Date = Date(), _ body: (EntityWriteContext) throws -> Result) throws -> Result {
         try database.write { transaction in
+            try checkLayout(transaction)
             let context = EntityWriteContext(transaction: transaction, registry: registry, datestamp: datestamp)
             let result = try body(context)
             try context.finish()

@@ -77,6 +77,7 @@ public final class EntityWriteContext: EntityReadContext {
         } else {
             current = 0
         }
+        guard current < .max else { throw EntityError.corrupt(reason: "the entity sequence is exhausted (\(current))") }
         sequence = current + 1
         sequenceChanged = true
         return current
@@ -96,14 +97,38 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
+    /// The first error a mutating operation of this context threw. Such an operation may have
+    /// written part of its change (a history entry whose header never learned of it, say), and
+    /// the context may hold headers it half updated, so the write must not commit: `finish()`
+    /// throws `EntityError.failedOperation`, and so does any later operation. Undoing just the
+    /// operation instead would need a nested transaction per operation, whose copies of the pages
+    /// earlier operations dirtied would cost every bulk write.
+    private var failure: (any Error)?
+
+    /// Runs one public mutating operation; if it throws, the context is failed (see `failure`).
+    private func operation<Result>(_ body: () throws -> Result) throws -> Result {
+        if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
+        do {
+            return try body()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
     /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
+    /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
     func finish() throws {
+        if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
         if !pendingHeaders.isEmpty {
             let entries = try writableTree(EntityLayout.entries)
             for (id, header) in pendingHeaders { try write.put(EntityLayout.headerKey(id.bytes), header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
-            try write.put(EntityLayout.sequenceName, withUnsafeBytes(of: sequence.bigEndian) { Array($0) }, in: try writableTree(EntityLayout.meta))
+            let meta = try writableTree(EntityLayout.meta)
+            try write.put(EntityLayout.sequenceName, withUnsafeBytes(of: sequence.bigEndian) { Array($0) }, in: meta)
+            // Every commit that creates entities states the layout (see `EntityLayout.checkVersion`).
+            try write.put(EntityLayout.versionName, EntityLayout.versionBytes, in: meta)
         }
         if !changes.isEmpty { try EntityChangeLog.append(changes, in: write, log: try writableTree(EntityLayout.log)) }
     }
@@ -141,11 +166,13 @@ public final class EntityWriteContext: EntityReadContext {
     /// - Throws: `EntityError.ambiguousReference`; the size errors for names of created entities.
     @discardableResult
     public func resolve(_ references: [EntityReference]) throws -> [EntityReference: EntityID] {
-        try check(references)
-        var ids: [EntityReference: EntityID] = [:]
-        ids.reserveCapacity(references.count)
-        for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
-        return ids
+        try operation {
+            try check(references)
+            var ids: [EntityReference: EntityID] = [:]
+            ids.reserveCapacity(references.count)
+            for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
+            return ids
+        }
     }
 
     func resolveCreating(_ reference: EntityReference) throws -> EntityID? {
@@ -192,65 +219,75 @@ public final class EntityWriteContext: EntityReadContext {
     ///   refers to an entity that does not exist); the size errors before anything is written.
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try set(Dictionary(references.map { ($0, properties) }, uniquingKeysWith: { first, _ in first }), at: datestamp)
+        try operation {
+            try set(Dictionary(references.map { ($0, properties) }, uniquingKeysWith: { first, _ in first }), at: datestamp)
+        }
     }
 
     /// Sets different properties on each entity (see `set(_:of:at:)`).
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        for (reference, properties) in changes {
-            try check([reference])
-            for key in properties.keys { try checkKey(key) }
+        try operation {
+            for (reference, properties) in changes {
+                try check([reference])
+                for key in properties.keys { try checkKey(key) }
+            }
+            let stamp = datestamp ?? self.datestamp
+            var ids: [EntityReference: EntityID] = [:]
+            for (reference, properties) in changes {
+                let id = try require(reference)
+                for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+                ids[reference] = id
+            }
+            return ids
         }
-        let stamp = datestamp ?? self.datestamp
-        var ids: [EntityReference: EntityID] = [:]
-        for (reference, properties) in changes {
-            let id = try require(reference)
-            for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
-            ids[reference] = id
-        }
-        return ids
     }
 
     /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
     /// properties, in the order given per key. For labels and explicit history.
     @discardableResult
     public func add(_ entries: [String: [PropertyEntry]], to reference: EntityReference) throws -> EntityID {
-        try check([reference])
-        for (key, list) in entries {
-            try checkKey(key)
-            for entry in list { if let type = entry.type { try checkTypeLabel(type) } }
+        try operation {
+            try check([reference])
+            for (key, list) in entries {
+                try checkKey(key)
+                for entry in list { if let type = entry.type { try checkTypeLabel(type) } }
+            }
+            let id = try require(reference)
+            for key in entries.keys.sorted() { for entry in entries[key]! { try append(entry, key: key, to: id) } }
+            return id
         }
-        let id = try require(reference)
-        for key in entries.keys.sorted() { for entry in entries[key]! { try append(entry, key: key, to: id) } }
-        return id
     }
 
     /// Sets `key` of every entity the references denote to a relationship with the entity
     /// `target` denotes (both may be get-or-create references).
     @discardableResult
     public func relate(_ references: [EntityReference], key: String, to target: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
-        try check(references + [target])
-        try checkKey(key)
-        let targetID = try require(target)
-        try set([key: .entity(targetID)], of: references, at: datestamp)
-        return targetID
+        try operation {
+            try check(references + [target])
+            try checkKey(key)
+            let targetID = try require(target)
+            try set([key: .entity(targetID)], of: references, at: datestamp)
+            return targetID
+        }
     }
 
     /// Removes `keys` from every entity the references denote: appends a removal entry to each
     /// property that has a value (history is kept). Returns the entity of each reference.
     @discardableResult
     public func remove(_ keys: [String], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        for key in keys { try checkKey(key) }
-        var ids: [EntityReference: EntityID] = [:]
-        for reference in references {
-            guard let id = try find(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
-            for key in keys where try latest(id: id, name: EntityLayout.encodedName(key))?.entry.value != nil {
-                try append(PropertyEntry(nil, datestamp: datestamp ?? self.datestamp), key: key, to: id)
+        try operation {
+            for key in keys { try checkKey(key) }
+            var ids: [EntityReference: EntityID] = [:]
+            for reference in references {
+                guard let id = try find(reference) else { throw EntityError.unresolvedReference(reference: reference.description) }
+                for key in keys where try latest(id: id, name: EntityLayout.encodedName(key))?.entry.value != nil {
+                    try append(PropertyEntry(nil, datestamp: datestamp ?? self.datestamp), key: key, to: id)
+                }
+                ids[reference] = id
             }
-            ids[reference] = id
+            return ids
         }
-        return ids
     }
 
     /// Appends `entry` to property `key` of entity `id` and keeps the header's current entries and
@@ -335,33 +372,36 @@ public final class EntityWriteContext: EntityReadContext {
     /// marker: a reference to it resolves to nothing and it is never created again.
     @discardableResult
     public func delete(_ references: [EntityReference], at datestamp: Date? = nil) throws -> EntityDeletionReport {
-        let stamp = datestamp ?? self.datestamp
-        var deleted: [EntityID] = []
-        var detached: [EntityLink] = []
-        for reference in references {
-            guard let id = try find(reference), var header = try liveHeader(id) else { continue }
-            try removeOwnData(of: id, header: header)
-            header.isDeleted = true
-            header.modified = stamp
-            header.current = []
-            setPending(header, of: id)
-            resolved = resolved.filter { $0.value != id }
-            note(id, EntityChange(kind: .deleted))
-            deleted.append(id)
-            for link in try links(to: id, through: nil) {
-                guard let current = try latest(id: link.source, name: EntityLayout.encodedName(link.key))?.entry,
-                      let value = current.value else { continue }
-                // Dated no earlier than the current entry, so it becomes the current one.
-                let remaining = value.removingReferences(to: id)
-                try append(PropertyEntry(remaining, datestamp: max(stamp, current.datestamp), type: current.type), key: link.key, to: link.source)
-                detached.append(link)
+        try operation {
+            let stamp = datestamp ?? self.datestamp
+            var deleted: [EntityID] = []
+            var detached: [EntityLink] = []
+            for reference in references {
+                guard let id = try find(reference), var header = try liveHeader(id) else { continue }
+                try removeOwnData(of: id, header: header)
+                header.isDeleted = true
+                header.modified = stamp
+                header.current = []
+                setPending(header, of: id)
+                resolved = resolved.filter { $0.value != id }
+                note(id, EntityChange(kind: .deleted))
+                deleted.append(id)
+                for link in try links(to: id, through: nil) {
+                    guard let current = try latest(id: link.source, name: EntityLayout.encodedName(link.key))?.entry,
+                          let value = current.value else { continue }
+                    // Dated no earlier than the current entry, so it becomes the current one.
+                    let remaining = value.removingReferences(to: id)
+                    try append(PropertyEntry(remaining, datestamp: max(stamp, current.datestamp), type: current.type), key: link.key, to: link.source)
+                    detached.append(link)
+                }
             }
+            let gone = Set(deleted)
+            return EntityDeletionReport(deleted: deleted, detached: detached.filter { !gone.contains($0.source) })
         }
-        let gone = Set(deleted)
-        return EntityDeletionReport(deleted: deleted, detached: detached.filter { !gone.contains($0.source) })
     }
 
-    /// Removes the entity's history, latest entries, index entries and type entry.
+    /// Removes the entity's history, index entries and type entry (its header, with the current
+    /// entries, is the caller's to rewrite as a deletion marker).
     private func removeOwnData(of id: EntityID, header: RecordHeader) throws {
         let idBytes = id.bytes
         let upper = OrderedKeyWriter.prefixUpperBound(of: idBytes)
@@ -384,26 +424,28 @@ public final class EntityWriteContext: EntityReadContext {
     /// so the current value is never dropped. Returns how many entries were dropped.
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
-        guard let history = try tree(EntityLayout.entries) else { return 0 }
-        var dropped: [[UInt8]] = []
-        var group: [UInt8] = []
-        var olderInGroup: [UInt8]?
-        try write.scan(history) { key, _ in
-            if key.count == 18 { return true } // a header
-            let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
-            let prefix = Array(key[0..<(key.count - 16)])
-            if prefix != group {
-                group = prefix
-                olderInGroup = nil
+        try operation {
+            guard let history = try tree(EntityLayout.entries) else { return 0 }
+            var dropped: [[UInt8]] = []
+            var group: [UInt8] = []
+            var olderInGroup: [UInt8]?
+            try write.scan(history) { key, _ in
+                if key.count == 18 { return true } // a header
+                let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+                let prefix = Array(key[0..<(key.count - 16)])
+                if prefix != group {
+                    group = prefix
+                    olderInGroup = nil
+                }
+                if stamp < date {
+                    if let superseded = olderInGroup { dropped.append(superseded) }
+                    olderInGroup = key.bytes
+                }
+                return true
             }
-            if stamp < date {
-                if let superseded = olderInGroup { dropped.append(superseded) }
-                olderInGroup = key.bytes
-            }
-            return true
+            for key in dropped { try write.delete(key, in: history) }
+            return dropped.count
         }
-        for key in dropped { try write.delete(key, in: history) }
-        return dropped.count
     }
 }
 

@@ -28,7 +28,8 @@ public struct PropertyEntry: Hashable, Sendable {
 
 extension PropertyEntry {
     /// Stored form: the label (ordered string, empty for none), then the tagged value or the
-    /// tombstone tag. The datestamp lives in the key (history) or in front (latest entries).
+    /// tombstone tag. The datestamp lives in the key (history) or in front of the body (the
+    /// current entries a `RecordHeader` keeps).
     func encodeBody(into writer: inout OrderedKeyWriter) {
         writer.write(type ?? "")
         if let value { EntityValueCoding.encode(value, into: &writer) } else { writer.writeByte(EntityValueCoding.tombstoneTag) }

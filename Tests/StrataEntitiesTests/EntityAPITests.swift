@@ -173,4 +173,61 @@ struct Person: EntityKind {
         // A read-only store with no entities yet reads as empty.
         #expect(try await EntityStore(readingFrom: reader).entities(ofType: "person").isEmpty)
     }
+
+    /// An operation that throws halfway (here after writing the history entry of a relationship
+    /// whose target does not exist) fails the whole write even when the body catches the error:
+    /// committing would leave a history entry the entity's header does not name, and compacting
+    /// would then drop the current value. Found by review; this test failed before the fix
+    /// (the write committed and the entity became unreadable after compaction).
+    @Test func caughtErrorInsideAWriteFailsTheWrite() async throws {
+        let store = try EntityStore.inMemory()
+        let bio = String(repeating: "b", count: 300)  // longer than a header keeps inline
+        let ada = EntityReference.new("person", with: ["name": "Ada"])
+        let id = try #require(try await store.resolve([ada])[ada])
+        try await store.set(["bio": .string(bio)], of: [.id(id)], at: Date(timeIntervalSince1970: 1000))
+        let generation = store.database.generation
+        #expect(throws: EntityError.self) {
+            try store.writeNow(at: Date(timeIntervalSince1970: 2000)) { tx in
+                do { try tx.set(["bio": .entity(EntityID())], of: [.id(id)]) } catch {}
+                try tx.set(["name": "Ada L."], of: [.id(id)])  // refused: the write already failed
+            }
+        }
+        #expect(throws: EntityError.self) {
+            try store.writeNow { tx in
+                do { try tx.set(["bio": .entity(EntityID())], of: [.id(id)]) } catch {}
+            }
+        }
+        #expect(store.database.generation == generation)
+        #expect(try await store.history(of: .id(id), key: "bio").count == 1)
+        #expect(try await store.compactHistory(before: Date(timeIntervalSince1970: 2500)) == 0)
+        #expect(try await store.records([.id(id)])[.id(id)]?["bio"] == .string(bio))
+        #expect(try await store.records([.id(id)])[.id(id)]?["name"] == .string("Ada"))
+    }
+
+    /// Entities written in another layout of the entity trees are refused with a typed error
+    /// (layout 1 stored no version, and its headers would decode into wrong labels silently).
+    @Test func entitiesOfAnotherLayoutAreRefused() async throws {
+        let directory = TemporaryDirectory()
+        let database = try Database(path: directory.path)
+        let writer = try EntityStore(database: database)
+        let ada = EntityReference.new("person", with: ["name": "Ada"])
+        try await writer.resolve([ada])
+        for (stored, found) in [(nil, UInt64(1)), (UInt64(3), UInt64(3))] as [(UInt64?, UInt64)] {
+            try database.write { tx in
+                let meta = try tx.tree(EntityLayout.meta)
+                if let stored {
+                    try tx.put(EntityLayout.versionName, withUnsafeBytes(of: stored.bigEndian) { Array($0) }, in: meta)
+                } else {
+                    try tx.delete(EntityLayout.versionName, in: meta)
+                }
+            }
+            let fresh = try EntityStore(database: database)
+            await #expect(throws: EntityError.unsupportedLayout(found: found, supported: EntityLayout.version)) {
+                _ = try await fresh.entities(ofType: "person")
+            }
+            #expect(throws: EntityError.unsupportedLayout(found: found, supported: EntityLayout.version)) {
+                try fresh.writeNow { tx in _ = try tx.resolve([.new("person")]) }
+            }
+        }
+    }
 }

@@ -7,11 +7,15 @@ import StrataCore
 /// opened again after a savepoint that created its tree rolled back, or after the datastore was
 /// removed and created again in the same transaction.
 final class DatastoreTrees {
+    /// Held so that the schema, whose identity keys this object in its context, cannot be freed
+    /// and another one allocated at its address while the context lives.
+    private let schema: AnyObject
     private var primaryTree: Tree?
     private var indexTrees: [Tree?] = []
     let log: ChangeLogAppender
 
-    init(log: ChangeLogAppender) {
+    init(schema: AnyObject, log: ChangeLogAppender) {
+        self.schema = schema
         self.log = log
     }
 
@@ -36,7 +40,7 @@ extension StoreWriteContext {
     func trees<F: DatastoreFormat>(of schema: DatastoreSchema<F>) -> DatastoreTrees {
         let key = ObjectIdentifier(schema)
         if let trees = datastoreTrees[key] { return trees }
-        let trees = DatastoreTrees(log: changeLog(schema.layout.log))
+        let trees = DatastoreTrees(schema: schema, log: changeLog(schema.layout.log))
         datastoreTrees[key] = trees
         return trees
     }
