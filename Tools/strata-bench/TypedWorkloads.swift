@@ -36,9 +36,13 @@ final class StrataBookStore: BookStore {
 
     func load(id: UUID) throws -> BenchBook? { try books.load(id) }
 
-    /// The raw engine's get on the same key, one read transaction each.
+    /// The raw engine's get on the same key, one snapshot each, through the engine's cheapest
+    /// per-call read (`withSnapshot`) with the key's 16 bytes lent from the stack — as the LMDB
+    /// peer uses `mdb_txn_renew`/`mdb_txn_reset`, an open database handle and a stack key.
     func contains(id: UUID) throws -> Bool {
-        try store.database.read { tx in try tx.get(id.orderedKeyBytes, in: tx.tree("books")) != nil }
+        try store.database.withSnapshot { snapshot in
+            try withUnsafeBytes(of: id.uuid) { key in try snapshot.get(key, inTree: "books") != nil }
+        }
     }
 
     func load(titlesFrom lower: String, below upper: String) throws -> [BenchBook] {
