@@ -10,6 +10,8 @@ func usage(engines: [EngineKind]) -> String {
            [--notify-idle SECONDS] [--notify-schedule standard|dense|uniform|frugal|low-latency|stream]
            [--writers T,T,...] [--groupcommit-reads N] [--groupcommit-nosync]
     workloads (default: all, in this order): \(allWorkloads.joined(separator: " "))
+    Also `typed [--typed-records N]` (the typed layer's Book workloads, first when
+    no workload is named) and `entities [--entity-records N]` (the entity store's workloads).
     One JSON line per workload goes to stdout, a summary table to stderr.
     """
 }

@@ -145,7 +145,8 @@ public struct TypedWorkload {
     /// workload is named at all, and removes `typed` and `--typed-records N` from `arguments`.
     /// Returns whether the executable should stop there (only `typed` was asked for).
     public static func runIfAsked(arguments: inout [String], engines: [(name: String, open: BookStoreOpener)]) -> Bool {
-        guard !arguments.contains("--role") else { return false }
+        // Help is printed by the raw workloads' parser (which names `typed` and `entities` too).
+        guard !arguments.contains("--role"), !arguments.contains("--help"), !arguments.contains("-h") else { return false }
         let wantsTyped = arguments.contains("typed")
         let namesWorkload = arguments.contains { allWorkloads.contains($0) }
         var records = 100_000
