@@ -36,6 +36,7 @@ extension BinaryEncodingSink {
     }
 
     /// Writes a primitive into its own length-prefixed slot.
+    @inline(__always)
     func writeSlot(_ value: some BinaryPrimitive) {
         let lengthPosition = beginSlot()
         value.appendBinary(to: &output)
@@ -47,9 +48,10 @@ extension BinaryEncodingSink {
         output.append(0)
     }
 
-    /// Encodes an arbitrary value into a new length-prefixed slot nested under the frame at
-    /// `parent`, closing the slot (and anything the value left open) before returning.
-    func writeSlot<T: Encodable>(_ value: T, key: any CodingKey, parent: BinaryFrameHandle) throws {
+    /// Encodes an arbitrary value into a new length-prefixed slot nested under the innermost
+    /// frame, closing the slot (and anything the value left open) before returning. The key
+    /// is only boxed into an existential (for coding paths) when the value needs a frame.
+    func writeSlot<T: Encodable>(_ value: T, key: some CodingKey) throws {
         let lengthPosition = beginSlot()
         if BinarySpecialValues.appendIfSpecial(value, to: &output) {
             endSlot(lengthPosition: lengthPosition)
