@@ -8,14 +8,14 @@
 /// The stored properties opt out of dynamic exclusivity checking, which otherwise dominated
 /// encoding time (a runtime call on every byte-buffer and frame access). This is sound
 /// because every access is a short, non-reentrant read or mutation inside this module: no
-/// access to `output` or `frames` is ever held open across a call into user code
+/// access to `output`, `frames` or `deferredError` is ever held open across a call into user code
 /// (`Encodable.encode(to:)`), so accesses can never overlap.
 final class BinaryEncodingSink {
     /// The bytes written so far: the caller's prefix, then the value.
     @exclusivity(unchecked) var output: BinaryOutputBuffer
     @exclusivity(unchecked) private(set) var frames: [BinaryEncodingFrame] = []
     @exclusivity(unchecked) private var nextFrameID: UInt32 = 0
-    private(set) var deferredError: EncodingError?
+    @exclusivity(unchecked) private(set) var deferredError: EncodingError?
 
     /// `prefix` is copied to the start of the output (see `BinaryInstanceEncoder.encode(_:after:)`).
     init(prefix: [UInt8]) {
@@ -23,6 +23,25 @@ final class BinaryEncodingSink {
         output.append(prefix)
         frames.reserveCapacity(8)
     }
+
+    /// Makes a finished sink as good as `init(prefix:)`, keeping its storage. Only called on a
+    /// sink nothing else references (see `BinaryEncodingSinkCache`), so no handle of an earlier
+    /// run exists and frame IDs may start over.
+    func reset(prefix: [UInt8]) {
+        output.removeAll()
+        output.append(prefix)
+        // Both are usually empty already; checking first skips the generic clearing paths.
+        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        nextFrameID = 0
+        if hasDeferredError {
+            deferredError = nil
+            hasDeferredError = false
+        }
+    }
+
+    /// Whether `deferredError` is set, readable without copying the (resilient, so opaque)
+    /// `EncodingError` out, which the runtime does through outlined value witnesses.
+    @exclusivity(unchecked) private(set) var hasDeferredError = false
 
     // MARK: Frames
 
@@ -92,7 +111,10 @@ final class BinaryEncodingSink {
     }
 
     func recordError(_ error: EncodingError) {
-        if deferredError == nil { deferredError = error }
+        if !hasDeferredError {
+            deferredError = error
+            hasDeferredError = true
+        }
     }
 
     func codingPath(depth: Int) -> [any CodingKey] {

@@ -16,7 +16,7 @@
 struct BinaryOutputBuffer: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
     private(set) var count: Int
-    private var capacity: Int
+    private(set) var capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(capacity, 16)
@@ -79,6 +79,11 @@ struct BinaryOutputBuffer: ~Copyable {
             BinaryVarint.append(UInt64(utf8.count), to: &self)
             append(UnsafeRawBufferPointer(utf8))
         }
+    }
+
+    /// Forgets the written bytes, keeping the storage for reuse.
+    mutating func removeAll() {
+        count = 0
     }
 
     // MARK: Positional access (checked against `count`)
