@@ -39,6 +39,7 @@ enum BinaryEncodingSinkCache {
     static func recycle(_ sink: inout BinaryEncodingSink) {
         guard isKnownUniquelyReferenced(&sink), sink.output.capacity <= maximumCachedCapacity,
               pthread_getspecific(slot) == nil else { return }
-        pthread_setspecific(slot, Unmanaged.passRetained(sink).toOpaque())
+        let retained = Unmanaged.passRetained(sink)
+        if pthread_setspecific(slot, retained.toOpaque()) != 0 { retained.release() }  // not cached
     }
 }

@@ -24,7 +24,8 @@ public struct BinaryInstanceEncoder: Sendable {
     }
 
     /// Encodes `value` after `prefix` in one buffer (an envelope's header, without a second copy
-    /// of the payload). The sink records absolute positions, so a prefix shifts nothing.
+    /// of the payload; the buffer is copied into the returned array once). The sink records
+    /// absolute positions, so a prefix shifts nothing.
     func encode<T: Encodable>(_ value: T, after prefix: [UInt8]) throws -> [UInt8] {
         var sink = BinaryEncodingSinkCache.take(prefix: prefix)
         defer { BinaryEncodingSinkCache.recycle(&sink) }
