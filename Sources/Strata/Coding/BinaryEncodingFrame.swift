@@ -1,6 +1,6 @@
 /// One value whose bytes are still being written.
 ///
-/// The encoder streams into a single byte array. Every value lives in a *slot*: the parent
+/// The encoder streams into a single byte buffer (`BinaryOutputBuffer`). Every value lives in a *slot*: the parent
 /// wrote a 1-byte placeholder for the slot length (`lengthPosition`) and the value's bytes
 /// follow it. Containers likewise reserve a 1-byte placeholder for their entry count. When
 /// the frame is closed, both placeholders are patched (widened in place in the rare case the

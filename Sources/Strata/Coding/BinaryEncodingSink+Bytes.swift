@@ -5,52 +5,55 @@
 extension BinaryEncodingSink {
     /// Writes a 1-byte slot-length placeholder and returns its position.
     func beginSlot() -> Int {
-        bytes.append(0)
-        return bytes.count - 1
+        output.append(0)
+        return output.count - 1
     }
 
     /// Patches the placeholder at `lengthPosition` with the number of bytes written after it.
     func endSlot(lengthPosition: Int) {
-        patchVarint(at: lengthPosition, value: bytes.count - lengthPosition - 1)
+        patchVarint(at: lengthPosition, value: output.count - lengthPosition - 1)
     }
 
     /// Replaces a 1-byte placeholder with the varint of `value`; values of 128 or more need
     /// a wider varint, so the following bytes are shifted (rare: only large slots/containers).
     func patchVarint(at position: Int, value: Int) {
         if value < 0x80 {
-            bytes[position] = UInt8(value)
-            return
+            output[position] = UInt8(truncatingIfNeeded: value)
+        } else {
+            widenPlaceholder(at: position, value: value)
         }
+    }
+
+    @inline(never)
+    private func widenPlaceholder(at position: Int, value: Int) {
         var encoded: [UInt8] = []
         BinaryVarint.append(UInt64(value), to: &encoded)
-        bytes.replaceSubrange(position..<(position + 1), with: encoded)
+        encoded.withUnsafeBytes { output.replaceByte(at: position, with: $0) }
     }
 
     func writeKey(_ key: some CodingKey) {
-        var name = key.stringValue
-        name.withUTF8 { utf8 in
-            BinaryVarint.append(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
-        }
+        output.appendLengthPrefixedUTF8(key.stringValue)
     }
 
     /// Writes a primitive into its own length-prefixed slot.
+    @inline(__always)
     func writeSlot(_ value: some BinaryPrimitive) {
         let lengthPosition = beginSlot()
-        value.appendBinary(to: &bytes)
+        value.appendBinary(to: &output)
         endSlot(lengthPosition: lengthPosition)
     }
 
     /// Writes an empty slot, which is how `nil` is represented.
     func writeNilSlot() {
-        bytes.append(0)
+        output.append(0)
     }
 
-    /// Encodes an arbitrary value into a new length-prefixed slot nested under the frame at
-    /// `parent`, closing the slot (and anything the value left open) before returning.
-    func writeSlot<T: Encodable>(_ value: T, key: any CodingKey, parent: BinaryFrameHandle) throws {
+    /// Encodes an arbitrary value into a new length-prefixed slot nested under the innermost
+    /// frame, closing the slot (and anything the value left open) before returning. The key
+    /// is only boxed into an existential (for coding paths) when the value needs a frame.
+    func writeSlot<T: Encodable>(_ value: T, key: some CodingKey) throws {
         let lengthPosition = beginSlot()
-        if BinarySpecialValues.appendIfSpecial(value, to: &bytes) {
+        if BinarySpecialValues.appendIfSpecial(value, to: &output) {
             endSlot(lengthPosition: lengthPosition)
             return
         }

@@ -6,20 +6,42 @@
 /// recorded in `deferredError` and thrown when encoding finishes.
 ///
 /// The stored properties opt out of dynamic exclusivity checking, which otherwise dominated
-/// encoding time (a runtime call on every byte-array and frame access). This is sound
+/// encoding time (a runtime call on every byte-buffer and frame access). This is sound
 /// because every access is a short, non-reentrant read or mutation inside this module: no
-/// access to `bytes` or `frames` is ever held open across a call into user code
+/// access to `output`, `frames` or `deferredError` is ever held open across a call into user code
 /// (`Encodable.encode(to:)`), so accesses can never overlap.
 final class BinaryEncodingSink {
-    @exclusivity(unchecked) var bytes: [UInt8] = []
+    /// The bytes written so far: the caller's prefix, then the value.
+    @exclusivity(unchecked) var output: BinaryOutputBuffer
     @exclusivity(unchecked) private(set) var frames: [BinaryEncodingFrame] = []
     @exclusivity(unchecked) private var nextFrameID: UInt32 = 0
-    private(set) var deferredError: EncodingError?
+    @exclusivity(unchecked) private(set) var deferredError: EncodingError?
 
-    init() {
-        bytes.reserveCapacity(128)
+    /// `prefix` is copied to the start of the output (see `BinaryInstanceEncoder.encode(_:after:)`).
+    init(prefix: [UInt8]) {
+        output = BinaryOutputBuffer(capacity: prefix.count + 240)
+        output.append(prefix)
         frames.reserveCapacity(8)
     }
+
+    /// Makes a finished sink as good as `init(prefix:)`, keeping its storage. Only called on a
+    /// sink nothing else references (see `BinaryEncodingSinkCache`), so no handle of an earlier
+    /// run exists and frame IDs may start over.
+    func reset(prefix: [UInt8]) {
+        output.removeAll()
+        output.append(prefix)
+        // Both are usually empty already; checking first skips the generic clearing paths.
+        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        nextFrameID = 0
+        if hasDeferredError {
+            deferredError = nil
+            hasDeferredError = false
+        }
+    }
+
+    /// Whether `deferredError` is set, readable without copying the (resilient, so opaque)
+    /// `EncodingError` out, which the runtime does through outlined value witnesses.
+    @exclusivity(unchecked) private(set) var hasDeferredError = false
 
     // MARK: Frames
 
@@ -84,12 +106,15 @@ final class BinaryEncodingSink {
             return
         }
         frames[handle.depth].content = kind
-        frames[handle.depth].countPosition = bytes.count
-        bytes.append(0)
+        frames[handle.depth].countPosition = output.count
+        output.append(0)
     }
 
     func recordError(_ error: EncodingError) {
-        if deferredError == nil { deferredError = error }
+        if !hasDeferredError {
+            deferredError = error
+            hasDeferredError = true
+        }
     }
 
     func codingPath(depth: Int) -> [any CodingKey] {
@@ -109,16 +134,16 @@ final class BinaryEncodingSink {
         let frame = frames.removeLast()
         switch frame.content {
         case .empty:
-            bytes.append(0)  // an empty keyed container: "present, no fields"
+            output.append(0)  // an empty keyed container: "present, no fields"
         case .keyed:
             if frame.ordering == .dictionary {
-                BinaryEntrySorter.sortKeyedEntries(&bytes, region: (frame.countPosition + 1)..<bytes.count, count: frame.count)
+                BinaryEntrySorter.sortKeyedEntries(&output, region: (frame.countPosition + 1)..<output.count, count: frame.count)
             }
             patchVarint(at: frame.countPosition, value: frame.count)
         case .unkeyed:
             if frame.ordering != .asWritten {
                 BinaryEntrySorter.sortUnkeyedEntries(
-                    &bytes, region: (frame.countPosition + 1)..<bytes.count, count: frame.count,
+                    &output, region: (frame.countPosition + 1)..<output.count, count: frame.count,
                     pairs: frame.ordering == .dictionary)
             }
             patchVarint(at: frame.countPosition, value: frame.count)

@@ -40,7 +40,7 @@ extension Set: BinaryUnorderedCollection {
 /// still goes through the bounds-checked varint reader.
 enum BinaryEntrySorter {
     /// Keyed entries: `[key length][key][value length][value]`, sorted by key bytes.
-    static func sortKeyedEntries(_ bytes: inout [UInt8], region: Range<Int>, count: Int) {
+    static func sortKeyedEntries(_ bytes: inout BinaryOutputBuffer, region: Range<Int>, count: Int) {
         reorder(&bytes, region: region, entriesPerGroup: 2, count: count * 2) { group, buffer in
             // The sort key of a field is its key's UTF-8 (without the length prefix), so the
             // order is plain string byte order.
@@ -52,7 +52,7 @@ enum BinaryEntrySorter {
 
     /// Unkeyed entries: `[length][value]` each. Sets sort single elements; dictionaries sort
     /// `[key][value]` pairs by the key element.
-    static func sortUnkeyedEntries(_ bytes: inout [UInt8], region: Range<Int>, count: Int, pairs: Bool) {
+    static func sortUnkeyedEntries(_ bytes: inout BinaryOutputBuffer, region: Range<Int>, count: Int, pairs: Bool) {
         reorder(&bytes, region: region, entriesPerGroup: pairs ? 2 : 1, count: count) { group, buffer in
             var offset = group.lowerBound
             let length = (try? BinaryVarint.readLength(from: buffer, at: &offset, of: "element")) ?? 0
@@ -64,7 +64,7 @@ enum BinaryEntrySorter {
     /// bytes `sortBytes` selects (ties broken by the whole group, so the result is total),
     /// and writes the groups back in order.
     private static func reorder(
-        _ bytes: inout [UInt8], region: Range<Int>, entriesPerGroup: Int, count: Int,
+        _ bytes: inout BinaryOutputBuffer, region: Range<Int>, entriesPerGroup: Int, count: Int,
         sortBytes: (Range<Int>, UnsafeRawBufferPointer) -> Range<Int>
     ) {
         guard count > entriesPerGroup, count % entriesPerGroup == 0 else { return }
@@ -94,7 +94,7 @@ enum BinaryEntrySorter {
             return output
         }
         if let sorted, sorted.count == region.count {
-            bytes.replaceSubrange(region, with: sorted)
+            bytes.overwrite(at: region.lowerBound, with: sorted)
         }
     }
 }

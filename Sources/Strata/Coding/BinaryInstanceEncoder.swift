@@ -24,17 +24,18 @@ public struct BinaryInstanceEncoder: Sendable {
     }
 
     /// Encodes `value` after `prefix` in one buffer (an envelope's header, without a second copy
-    /// of the payload). The sink records absolute positions, so a prefix shifts nothing.
+    /// of the payload; the buffer is copied into the returned array once). The sink records
+    /// absolute positions, so a prefix shifts nothing.
     func encode<T: Encodable>(_ value: T, after prefix: [UInt8]) throws -> [UInt8] {
-        let sink = BinaryEncodingSink()
-        sink.bytes.append(contentsOf: prefix)
-        if BinarySpecialValues.appendIfSpecial(value, to: &sink.bytes) {
-            return sink.bytes
+        var sink = BinaryEncodingSinkCache.take(prefix: prefix)
+        defer { BinaryEncodingSinkCache.recycle(&sink) }
+        if BinarySpecialValues.appendIfSpecial(value, to: &sink.output) {
+            return sink.output.makeArray()
         }
         let root = sink.pushFrame(lengthPosition: nil, key: nil, ordering: .of(T.self))
         try value.encode(to: BinaryValueEncoder(sink: sink, handle: root))
         sink.close(root)
-        if let error = sink.deferredError { throw error }
-        return sink.bytes
+        if sink.hasDeferredError, let error = sink.deferredError { throw error }
+        return sink.output.makeArray()
     }
 }

@@ -9,6 +9,9 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     var codingPath: [any CodingKey] { sink.codingPath(depth: handle.depth) }
 
+    /// Inlined into each `encode` overload so the primitive's writer is called directly (this
+    /// container is generic over `Key` and usually runs unspecialized).
+    @inline(__always)
     private func writePrimitive(_ value: some BinaryPrimitive, forKey key: Key) throws {
         try sink.activateOrThrow(handle)
         sink.writeKey(key)
@@ -43,7 +46,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try sink.activateOrThrow(handle)
         sink.writeKey(key)
-        try sink.writeSlot(value, key: key, parent: handle)
+        try sink.writeSlot(value, key: key)
         sink.incrementCount(at: handle)
     }
 

@@ -3,12 +3,14 @@
 // truncated, so e.g. reading an `Int8` field that holds 300 fails loudly.
 
 enum BinaryInteger {
-    static func appendSigned<T: FixedWidthInteger & SignedInteger>(_ value: T, to bytes: inout [UInt8]) {
-        BinaryVarint.append(BinaryVarint.zigZag(Int64(value)), to: &bytes)
+    @inline(__always)
+    static func appendSigned<T: FixedWidthInteger & SignedInteger>(_ value: T, to buffer: inout BinaryOutputBuffer) {
+        BinaryVarint.append(BinaryVarint.zigZag(Int64(value)), to: &buffer)
     }
 
-    static func appendUnsigned<T: FixedWidthInteger & UnsignedInteger>(_ value: T, to bytes: inout [UInt8]) {
-        BinaryVarint.append(UInt64(value), to: &bytes)
+    @inline(__always)
+    static func appendUnsigned<T: FixedWidthInteger & UnsignedInteger>(_ value: T, to buffer: inout BinaryOutputBuffer) {
+        BinaryVarint.append(UInt64(value), to: &buffer)
     }
 
     static func readSigned<T: FixedWidthInteger & SignedInteger>(_: T.Type, from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> T {
@@ -41,7 +43,7 @@ enum BinaryInteger {
 protocol BinarySignedInteger: BinaryPrimitive, FixedWidthInteger, SignedInteger {}
 
 extension BinarySignedInteger {
-    @inline(__always) func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendSigned(self, to: &bytes) }
+    @inline(__always) func appendBinary(to buffer: inout BinaryOutputBuffer) { BinaryInteger.appendSigned(self, to: &buffer) }
     @inline(__always) static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Self {
         try BinaryInteger.readSigned(Self.self, from: extent)
     }
@@ -51,7 +53,7 @@ extension BinarySignedInteger {
 protocol BinaryUnsignedInteger: BinaryPrimitive, FixedWidthInteger, UnsignedInteger {}
 
 extension BinaryUnsignedInteger {
-    @inline(__always) func appendBinary(to bytes: inout [UInt8]) { BinaryInteger.appendUnsigned(self, to: &bytes) }
+    @inline(__always) func appendBinary(to buffer: inout BinaryOutputBuffer) { BinaryInteger.appendUnsigned(self, to: &buffer) }
     @inline(__always) static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Self {
         try BinaryInteger.readUnsigned(Self.self, from: extent)
     }
@@ -71,7 +73,7 @@ extension UInt64: BinaryUnsignedInteger {}
 // 128-bit integers use the same varint forms, widened.
 
 extension Int128: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryVarint.appendWide(BinaryVarint.zigZag(self), to: &bytes) }
+    func appendBinary(to buffer: inout BinaryOutputBuffer) { BinaryVarint.appendWide(BinaryVarint.zigZag(self), to: &buffer) }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Int128 {
         BinaryVarint.unZigZag(try readWholeWideVarint(extent, what: "Int128"))
@@ -79,7 +81,7 @@ extension Int128: BinaryPrimitive {
 }
 
 extension UInt128: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) { BinaryVarint.appendWide(self, to: &bytes) }
+    func appendBinary(to buffer: inout BinaryOutputBuffer) { BinaryVarint.appendWide(self, to: &buffer) }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UInt128 {
         try readWholeWideVarint(extent, what: "UInt128")

@@ -6,14 +6,14 @@
 /// corruption and type confusion. Every encoding is at least one byte long, so an empty
 /// extent is free to mean `nil`.
 protocol BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8])
+    func appendBinary(to buffer: inout BinaryOutputBuffer)
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Self
 }
 
 /// Bool: one byte, 0 or 1.
 extension Bool: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) {
-        bytes.append(self ? 1 : 0)
+    func appendBinary(to buffer: inout BinaryOutputBuffer) {
+        buffer.append(self ? 1 : 0)
     }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Bool {
@@ -26,12 +26,8 @@ extension Bool: BinaryPrimitive {
 
 /// String: varint byte count, then the UTF-8 bytes (validated on read).
 extension String: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) {
-        var copy = self
-        copy.withUTF8 { utf8 in
-            BinaryVarint.append(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
-        }
+    func appendBinary(to buffer: inout BinaryOutputBuffer) {
+        buffer.appendLengthPrefixedUTF8(self)
     }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> String {
@@ -49,8 +45,8 @@ extension String: BinaryPrimitive {
 
 /// Double: 8 bytes, IEEE-754 bit pattern, little-endian (bit-exact, including NaN payloads).
 extension Double: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) {
-        BinaryFixedWidth.appendLittleEndian(bitPattern, to: &bytes)
+    func appendBinary(to buffer: inout BinaryOutputBuffer) {
+        buffer.appendLittleEndian(bitPattern)
     }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Double {
@@ -60,8 +56,8 @@ extension Double: BinaryPrimitive {
 
 /// Float: 4 bytes, IEEE-754 bit pattern, little-endian.
 extension Float: BinaryPrimitive {
-    func appendBinary(to bytes: inout [UInt8]) {
-        BinaryFixedWidth.appendLittleEndian(bitPattern, to: &bytes)
+    func appendBinary(to buffer: inout BinaryOutputBuffer) {
+        buffer.appendLittleEndian(bitPattern)
     }
 
     static func readBinary(from extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Float {
@@ -70,10 +66,6 @@ extension Float: BinaryPrimitive {
 }
 
 enum BinaryFixedWidth {
-    static func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
     /// Reads an extent that must be exactly `T`'s size.
     static func readLittleEndian<T: FixedWidthInteger>(_: T.Type, from extent: UnsafeRawBufferPointer, what: StaticString) throws(BinaryFormatError) -> T {
         guard extent.count == MemoryLayout<T>.size else {

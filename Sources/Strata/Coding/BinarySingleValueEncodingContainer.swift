@@ -19,7 +19,7 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer, BinaryP
 
     func writePrimitive(_ value: some BinaryPrimitive) throws {
         try claim()
-        value.appendBinary(to: &sink.bytes)
+        value.appendBinary(to: &sink.output)
     }
 
     mutating func encodeNil() throws {
@@ -38,7 +38,7 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer, BinaryP
                 codingPath: codingPath,
                 debugDescription: "A single value container was asked to encode a second value"))
         }
-        if BinarySpecialValues.appendIfSpecial(value, to: &sink.bytes) {
+        if BinarySpecialValues.appendIfSpecial(value, to: &sink.output) {
             sink.setContent(.single, at: handle)
             return
         }

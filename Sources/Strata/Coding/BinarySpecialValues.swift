@@ -13,21 +13,21 @@ import Foundation
 /// decoder still recognises the `Codable` forms of `UUID` and `Data` by their shape and
 /// falls back to `Codable` for them.
 enum BinarySpecialValues {
-    static func appendIfSpecial<T: Encodable>(_ value: T, to bytes: inout [UInt8]) -> Bool {
+    static func appendIfSpecial<T: Encodable>(_ value: T, to buffer: inout BinaryOutputBuffer) -> Bool {
         if T.self == Date.self {
             let date = unsafeBitCast(value, to: Date.self)
-            BinaryFixedWidth.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+            buffer.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern)
             return true
         }
         if T.self == UUID.self {
             let uuid = unsafeBitCast(value, to: UUID.self)
-            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: uuid.uuid) { buffer.append($0) }
             return true
         }
         if T.self == Data.self {
             let data = unsafeBitCast(value, to: Data.self)
-            BinaryVarint.append(UInt64(data.count), to: &bytes)
-            data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            BinaryVarint.append(UInt64(data.count), to: &buffer)
+            data.withUnsafeBytes { buffer.append($0) }
             return true
         }
         return false

@@ -6,6 +6,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer, BinaryPrimitive
     var codingPath: [any CodingKey] { sink.codingPath(depth: handle.depth) }
     var count: Int { sink.count(at: handle) }
 
+    @inline(__always)
     func writePrimitive(_ value: some BinaryPrimitive) throws {
         try sink.activateOrThrow(handle)
         sink.writeSlot(value)
@@ -24,7 +25,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer, BinaryPrimitive
     mutating func encode<T: Encodable>(_ value: T) throws {
         try sink.activateOrThrow(handle)
         let index = sink.count(at: handle)
-        try sink.writeSlot(value, key: BinaryCodingKey(intValue: index), parent: handle)
+        try sink.writeSlot(value, key: BinaryCodingKey(intValue: index))
         sink.incrementCount(at: handle)
     }
 

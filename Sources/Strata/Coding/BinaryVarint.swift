@@ -4,9 +4,27 @@
 enum BinaryVarint {
     static func append(_ value: UInt64, to bytes: inout [UInt8]) { appendGroups(value, to: &bytes) }
 
+    /// The encoder's form: lengths, counts and small integers (below 128) take the inlined
+    /// one-byte path.
+    @inline(__always)
+    static func append(_ value: UInt64, to buffer: inout BinaryOutputBuffer) {
+        if value < 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: value))
+        } else {
+            appendMultiByte(value, to: &buffer)
+        }
+    }
+
+    @inline(never)
+    private static func appendMultiByte(_ value: UInt64, to buffer: inout BinaryOutputBuffer) {
+        appendGroups(value, to: &buffer)
+    }
+
     /// Writes `value` as 7-bit groups, least significant first (the layout `readGroups` reads).
     @inline(__always)
-    private static func appendGroups<Value: FixedWidthInteger & UnsignedInteger>(_ value: Value, to bytes: inout [UInt8]) {
+    private static func appendGroups<Value: FixedWidthInteger & UnsignedInteger, Destination: BinaryByteAppending & ~Copyable>(
+        _ value: Value, to bytes: inout Destination
+    ) {
         var remaining = value
         while remaining >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
@@ -93,7 +111,7 @@ enum BinaryVarint {
 
     // MARK: 128-bit integers (rare; kept separate so the 64-bit paths stay simple)
 
-    static func appendWide(_ value: UInt128, to bytes: inout [UInt8]) { appendGroups(value, to: &bytes) }
+    static func appendWide(_ value: UInt128, to buffer: inout BinaryOutputBuffer) { appendGroups(value, to: &buffer) }
 
     static func zigZag(_ value: Int128) -> UInt128 {
         UInt128(bitPattern: (value &<< 1) ^ (value >> 127))
@@ -108,3 +126,11 @@ enum BinaryVarint {
         try readGroups(UInt128.self, from: buffer, at: &offset)
     }
 }
+
+/// Where varints can be written: a byte array (`FieldEvolution`) or the encoder's buffer.
+protocol BinaryByteAppending: ~Copyable {
+    mutating func append(_ byte: UInt8)
+}
+
+extension Array: BinaryByteAppending where Element == UInt8 {}
+extension BinaryOutputBuffer: BinaryByteAppending {}
