@@ -17,18 +17,19 @@ import Glibc
 enum BinaryEncodingSinkCache {
     static let maximumCachedCapacity = 64 * 1024
 
-    private static let slot: pthread_key_t = {
+    /// The thread-specific slot; nil if the process ran out of keys, and then nothing is cached
+    /// (encoding works the same, allocating a sink each time).
+    private static let slot: pthread_key_t? = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { cached in
             if let cached { Unmanaged<BinaryEncodingSink>.fromOpaque(cached).release() }
         }
-        precondition(status == 0, "pthread_key_create failed (\(status)): no thread-specific keys left")
-        return key
+        return status == 0 ? key : nil
     }()
 
     /// A sink whose output starts with `prefix`: this thread's cached one, or a new one.
     static func take(prefix: [UInt8]) -> BinaryEncodingSink {
-        guard let cached = pthread_getspecific(slot) else { return BinaryEncodingSink(prefix: prefix) }
+        guard let slot, let cached = pthread_getspecific(slot) else { return BinaryEncodingSink(prefix: prefix) }
         pthread_setspecific(slot, nil)
         let sink = Unmanaged<BinaryEncodingSink>.fromOpaque(cached).takeRetainedValue()
         sink.reset(prefix: prefix)
@@ -37,7 +38,7 @@ enum BinaryEncodingSinkCache {
 
     /// Offers a finished sink back to this thread's slot (see the invariants above).
     static func recycle(_ sink: inout BinaryEncodingSink) {
-        guard isKnownUniquelyReferenced(&sink), sink.output.capacity <= maximumCachedCapacity,
+        guard let slot, isKnownUniquelyReferenced(&sink), sink.output.capacity <= maximumCachedCapacity,
               pthread_getspecific(slot) == nil else { return }
         let retained = Unmanaged.passRetained(sink)
         if pthread_setspecific(slot, retained.toOpaque()) != 0 { retained.release() }  // not cached
