@@ -18,8 +18,9 @@
 /// delete or freed subtree (merges, freed pages), the start or end of a nested level (buffers are
 /// shadowed, merged or rolled back), the end of the transaction (buffers are recycled). Inserts
 /// that fit in place keep it: they add leaf entries and touch no separator. The checks in
-/// `hintedLeaf` (same root and depth, same level, the buffer still installed under its number)
-/// are a second fence, not the rule.
+/// `hintedLeaf` (same root and depth, same level, the buffer still installed under the number it
+/// had when the hint was taken) are a second fence, not the rule: a recycled buffer is renumbered
+/// when it is reused, so comparing the number taken then catches a hint that outlived its buffer.
 struct LeafHint {
     /// The tree's root and depth when the hint was taken (they name the tree: roots are distinct
     /// pages, and a root changes only by a split or a delete, which forget the hint).
@@ -27,6 +28,8 @@ struct LeafHint {
     let depth: Int
     let nestingDepth: Int
     let leaf: PageBuffer
+    /// The leaf's page number when the hint was taken.
+    let leafNumber: UInt64
     /// The branches from the root down to the leaf's parent, with the child index taken in each.
     let path: [WriteTransaction.PathEntry]
 
@@ -51,7 +54,7 @@ extension WriteTransaction {
     /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert.
     @inline(__always)
     func rememberLeaf(_ leaf: PageBuffer, path: [PathEntry], record: TreeRecord) {
-        leafHint = LeafHint(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, path: path)
+        leafHint = LeafHint(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path)
     }
 
     /// Forgets the hinted leaf (see `LeafHint` for when this is required).
@@ -65,7 +68,7 @@ extension WriteTransaction {
     func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool)? {
         guard let hint = leafHint, hint.root == record.root, hint.depth == record.depth,
               hint.nestingDepth == nestingDepth, hint.leaf.nestingDepth == hint.nestingDepth,
-              access.dirty[hint.leaf.number] === hint.leaf else { return nil }
+              hint.leaf.number == hint.leafNumber, access.dirty[hint.leafNumber] === hint.leaf else { return nil }
         let page = try hint.leaf.page()
         guard page.isLeaf, page.count > 0 else { return nil }
         // Keys in order compare with the last key only.
