@@ -14,8 +14,7 @@
 struct BinaryDecodingContext {
     private let state: UnsafeMutablePointer<BinaryDecodingState>
 
-    private static let hintsPerOverflowChunk = 32
-    private static let inlineHintsOffset = MemoryLayout<BinaryDecodingState>.offset(of: \.inlineHints).unsafelyUnwrapped
+    private static let statesPerOverflowChunk = 16
 
     /// The path index meaning "no key" (the top-level value).
     static let rootPath = -1
@@ -25,14 +24,16 @@ struct BinaryDecodingContext {
 
     /// Runs `body` with a context for `buffer`, releasing everything afterwards.
     static func withContext<R>(buffer: UnsafeRawBufferPointer, _ body: (BinaryDecodingContext) throws -> R) rethrows -> R {
-        var state = BinaryDecodingState(buffer: buffer)
-        return try withUnsafeMutablePointer(to: &state) { state in
-            defer {
-                for chunk in state.pointee.overflowChunks {
-                    chunk.deallocate()
+        try withUnsafeTemporaryAllocation(of: BinaryKeyedContainerState.self, capacity: BinaryDecodingState.inlineStateCapacity) { inlineStates in
+            var state = BinaryDecodingState(buffer: buffer, inlineStates: inlineStates.baseAddress.unsafelyUnwrapped)
+            return try withUnsafeMutablePointer(to: &state) { state in
+                defer {
+                    for chunk in state.pointee.overflowChunks {
+                        chunk.deallocate()
+                    }
                 }
+                return try body(BinaryDecodingContext(state: state))
             }
-            return try body(BinaryDecodingContext(state: state))
         }
     }
 
@@ -76,55 +77,52 @@ struct BinaryDecodingContext {
         return keys.reversed()
     }
 
-    // MARK: Hints
+    // MARK: Keyed container states
 
-    /// Storage for one keyed container's lookup hint: `[0]` = index of the next expected
-    /// field, `[1]` = its byte offset. The address stays valid until the decode call ends:
-    /// the stack block and the overflow chunks never move.
-    func makeHint(firstFieldOffset: Int) -> UnsafeMutablePointer<Int> {
-        let hint: UnsafeMutablePointer<Int>
-        if state.pointee.inlineHintsUsed < BinaryDecodingState.inlineHintCapacity {
-            // The inline tuple lives inside the pinned state, so its address is stable.
-            let inlineBase = (UnsafeMutableRawPointer(state) + Self.inlineHintsOffset).assumingMemoryBound(to: Int.self)
-            hint = inlineBase + 2 * state.pointee.inlineHintsUsed
-            state.pointee.inlineHintsUsed += 1
+    /// Storage for the state of a keyed container that `BinaryKeyedContainerCache` did not
+    /// supply. The address stays valid until the decode call ends: the stack block and the
+    /// overflow chunks never move. States are plain values, so nothing is deinitialized.
+    func makeKeyedState(_ initial: BinaryKeyedContainerState) -> UnsafeMutablePointer<BinaryKeyedContainerState> {
+        let slot: UnsafeMutablePointer<BinaryKeyedContainerState>
+        if state.pointee.inlineStatesUsed < BinaryDecodingState.inlineStateCapacity {
+            slot = state.pointee.inlineStates + state.pointee.inlineStatesUsed
+            state.pointee.inlineStatesUsed += 1
         } else {
             if state.pointee.overflowLeft == 0 {
-                let chunk = UnsafeMutablePointer<Int>.allocate(capacity: 2 * Self.hintsPerOverflowChunk)
+                let chunk = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: Self.statesPerOverflowChunk)
                 state.pointee.overflowChunks.append(chunk)
                 state.pointee.overflowNext = chunk
-                state.pointee.overflowLeft = Self.hintsPerOverflowChunk
+                state.pointee.overflowLeft = Self.statesPerOverflowChunk
             }
-            hint = state.pointee.overflowNext.unsafelyUnwrapped
-            state.pointee.overflowNext = hint + 2
+            slot = state.pointee.overflowNext.unsafelyUnwrapped
+            state.pointee.overflowNext = slot + 1
             state.pointee.overflowLeft -= 1
         }
-        hint.initialize(to: 0)
-        (hint + 1).initialize(to: firstFieldOffset)
-        return hint
+        slot.initialize(to: initial)
+        return slot
     }
 }
 
 /// The managed part of a decode call's shared state (see `BinaryDecodingContext`).
 struct BinaryDecodingState {
-    /// Hints (two `Int`s each) stored inline, enough for most records without a heap chunk.
-    static let inlineHintCapacity = 8
+    /// Keyed container states stored on the stack, enough for most records without a heap chunk.
+    static let inlineStateCapacity = 8
 
     /// The whole top-level input.
     let buffer: UnsafeRawBufferPointer
     /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only,
     /// so a path index stays valid however containers are interleaved.
     var pathNodes: [(parent: Int, key: any CodingKey, depth: Int)] = []
-    /// Inline hint storage (`2 * inlineHintCapacity` Ints) and how much of it is used.
-    var inlineHints: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
-        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var inlineHintsUsed = 0
-    /// Heap chunks for hints once the inline storage is used up (deep or wide documents).
-    var overflowChunks: [UnsafeMutablePointer<Int>] = []
-    var overflowNext: UnsafeMutablePointer<Int>?
+    /// Stack storage (`inlineStateCapacity` states, owned by `withContext`) and how much is used.
+    let inlineStates: UnsafeMutablePointer<BinaryKeyedContainerState>
+    var inlineStatesUsed = 0
+    /// Heap chunks for states once the stack storage is used up (deep or wide documents).
+    var overflowChunks: [UnsafeMutablePointer<BinaryKeyedContainerState>] = []
+    var overflowNext: UnsafeMutablePointer<BinaryKeyedContainerState>?
     var overflowLeft = 0
 
-    init(buffer: UnsafeRawBufferPointer) {
+    init(buffer: UnsafeRawBufferPointer, inlineStates: UnsafeMutablePointer<BinaryKeyedContainerState>) {
         self.buffer = buffer
+        self.inlineStates = inlineStates
     }
 }
