@@ -14,7 +14,7 @@
 struct BinaryDecodingContext {
     private let state: UnsafeMutablePointer<BinaryDecodingState>
 
-    private static let statesPerOverflowChunk = 16
+    private static let statesPerChunk = 16
 
     /// The path index meaning "no key" (the top-level value).
     static let rootPath = -1
@@ -24,16 +24,14 @@ struct BinaryDecodingContext {
 
     /// Runs `body` with a context for `buffer`, releasing everything afterwards.
     static func withContext<R>(buffer: UnsafeRawBufferPointer, _ body: (BinaryDecodingContext) throws -> R) rethrows -> R {
-        try withUnsafeTemporaryAllocation(of: BinaryKeyedContainerState.self, capacity: BinaryDecodingState.inlineStateCapacity) { inlineStates in
-            var state = BinaryDecodingState(buffer: buffer, inlineStates: inlineStates.baseAddress.unsafelyUnwrapped)
-            return try withUnsafeMutablePointer(to: &state) { state in
-                defer {
-                    for chunk in state.pointee.overflowChunks {
-                        chunk.deallocate()
-                    }
+        var state = BinaryDecodingState(buffer: buffer)
+        return try withUnsafeMutablePointer(to: &state) { state in
+            defer {
+                for chunk in state.pointee.stateChunks {
+                    chunk.deallocate()
                 }
-                return try body(BinaryDecodingContext(state: state))
             }
+            return try body(BinaryDecodingContext(state: state))
         }
     }
 
@@ -80,24 +78,20 @@ struct BinaryDecodingContext {
     // MARK: Keyed container states
 
     /// Storage for the state of a keyed container that `BinaryKeyedContainerCache` did not
-    /// supply. The address stays valid until the decode call ends: the stack block and the
-    /// overflow chunks never move. States are plain values, so nothing is deinitialized.
+    /// supply (a nested container of the same key type, or a full cache). The address stays
+    /// valid until the decode call ends: chunks never move. States are plain values, so
+    /// nothing is deinitialized. A decode whose containers all come from the cache allocates
+    /// no chunk.
     func makeKeyedState(_ initial: BinaryKeyedContainerState) -> UnsafeMutablePointer<BinaryKeyedContainerState> {
-        let slot: UnsafeMutablePointer<BinaryKeyedContainerState>
-        if state.pointee.inlineStatesUsed < BinaryDecodingState.inlineStateCapacity {
-            slot = state.pointee.inlineStates + state.pointee.inlineStatesUsed
-            state.pointee.inlineStatesUsed += 1
-        } else {
-            if state.pointee.overflowLeft == 0 {
-                let chunk = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: Self.statesPerOverflowChunk)
-                state.pointee.overflowChunks.append(chunk)
-                state.pointee.overflowNext = chunk
-                state.pointee.overflowLeft = Self.statesPerOverflowChunk
-            }
-            slot = state.pointee.overflowNext.unsafelyUnwrapped
-            state.pointee.overflowNext = slot + 1
-            state.pointee.overflowLeft -= 1
+        if state.pointee.statesLeft == 0 {
+            let chunk = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: Self.statesPerChunk)
+            state.pointee.stateChunks.append(chunk)
+            state.pointee.nextState = chunk
+            state.pointee.statesLeft = Self.statesPerChunk
         }
+        let slot = state.pointee.nextState.unsafelyUnwrapped
+        state.pointee.nextState = slot + 1
+        state.pointee.statesLeft -= 1
         slot.initialize(to: initial)
         return slot
     }
@@ -105,24 +99,18 @@ struct BinaryDecodingContext {
 
 /// The managed part of a decode call's shared state (see `BinaryDecodingContext`).
 struct BinaryDecodingState {
-    /// Keyed container states stored on the stack, enough for most records without a heap chunk.
-    static let inlineStateCapacity = 8
-
     /// The whole top-level input.
     let buffer: UnsafeRawBufferPointer
     /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only,
     /// so a path index stays valid however containers are interleaved.
     var pathNodes: [(parent: Int, key: any CodingKey, depth: Int)] = []
-    /// Stack storage (`inlineStateCapacity` states, owned by `withContext`) and how much is used.
-    let inlineStates: UnsafeMutablePointer<BinaryKeyedContainerState>
-    var inlineStatesUsed = 0
-    /// Heap chunks for states once the stack storage is used up (deep or wide documents).
-    var overflowChunks: [UnsafeMutablePointer<BinaryKeyedContainerState>] = []
-    var overflowNext: UnsafeMutablePointer<BinaryKeyedContainerState>?
-    var overflowLeft = 0
+    /// Heap chunks for keyed container states (`makeKeyedState`), the next free one and how
+    /// many are left in the current chunk.
+    var stateChunks: [UnsafeMutablePointer<BinaryKeyedContainerState>] = []
+    var nextState: UnsafeMutablePointer<BinaryKeyedContainerState>?
+    var statesLeft = 0
 
-    init(buffer: UnsafeRawBufferPointer, inlineStates: UnsafeMutablePointer<BinaryKeyedContainerState>) {
+    init(buffer: UnsafeRawBufferPointer) {
         self.buffer = buffer
-        self.inlineStates = inlineStates
     }
 }

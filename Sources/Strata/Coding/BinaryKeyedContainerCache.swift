@@ -34,8 +34,9 @@ enum BinaryKeyedContainerCache {
         let keyType = ObjectIdentifier(Key.self)
         let cached = entries.storage
         for index in 0..<entries.count.pointee where cached[index].keyType == keyType {
-            // Raw storage, so this checks the cached reference itself: an inout access to an
-            // array element or class property would copy (retain) it first and never be unique.
+            // Raw storage and a concrete class type, so this checks the cached reference in
+            // place: through an array, a class property or an `AnyObject` the compiler copies
+            // (retains) it first, and it is never unique.
             if isKnownUniquelyReferenced(&cached[index].box) {
                 cached[index].state.pointee = state
                 return unsafeBitCast(cached[index].box, to: KeyedDecodingContainer<Key>.self)
@@ -46,7 +47,7 @@ enum BinaryKeyedContainerCache {
         let slot = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: 1)
         slot.initialize(to: state)
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(state: slot))
-        (cached + count).initialize(to: Entry(keyType: keyType, box: unsafeBitCast(container, to: AnyObject.self), state: slot))
+        (cached + count).initialize(to: Entry(keyType: keyType, box: unsafeBitCast(container, to: BoxReference.self), state: slot))
         entries.count.pointee = count + 1
         return container
     }
@@ -68,10 +69,16 @@ enum BinaryKeyedContainerCache {
         return String(describing: type(of: object)).hasPrefix("_KeyedDecodingContainerBox<")
     }()
 
+    /// Stands for the standard library's `_KeyedDecodingContainerBox`, which cannot be named.
+    /// Never instantiated: a reference of this static type is only retained, released and
+    /// checked for uniqueness, which work the same for every native Swift object (the real
+    /// class is in the object's header), and bit cast back to `KeyedDecodingContainer`.
+    private final class BoxReference {}
+
     private struct Entry {
         let keyType: ObjectIdentifier
         /// The `_KeyedDecodingContainerBox` (a `KeyedDecodingContainer` bit cast).
-        var box: AnyObject
+        var box: BoxReference
         /// The state the box's container points to, owned by the entry.
         let state: UnsafeMutablePointer<BinaryKeyedContainerState>
     }
