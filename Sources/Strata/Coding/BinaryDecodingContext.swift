@@ -14,8 +14,7 @@
 struct BinaryDecodingContext {
     private let state: UnsafeMutablePointer<BinaryDecodingState>
 
-    private static let hintsPerOverflowChunk = 32
-    private static let inlineHintsOffset = MemoryLayout<BinaryDecodingState>.offset(of: \.inlineHints).unsafelyUnwrapped
+    private static let statesPerChunk = 16
 
     /// The path index meaning "no key" (the top-level value).
     static let rootPath = -1
@@ -28,7 +27,7 @@ struct BinaryDecodingContext {
         var state = BinaryDecodingState(buffer: buffer)
         return try withUnsafeMutablePointer(to: &state) { state in
             defer {
-                for chunk in state.pointee.overflowChunks {
+                for chunk in state.pointee.stateChunks {
                     chunk.deallocate()
                 }
             }
@@ -76,53 +75,40 @@ struct BinaryDecodingContext {
         return keys.reversed()
     }
 
-    // MARK: Hints
+    // MARK: Keyed container states
 
-    /// Storage for one keyed container's lookup hint: `[0]` = index of the next expected
-    /// field, `[1]` = its byte offset. The address stays valid until the decode call ends:
-    /// the stack block and the overflow chunks never move.
-    func makeHint(firstFieldOffset: Int) -> UnsafeMutablePointer<Int> {
-        let hint: UnsafeMutablePointer<Int>
-        if state.pointee.inlineHintsUsed < BinaryDecodingState.inlineHintCapacity {
-            // The inline tuple lives inside the pinned state, so its address is stable.
-            let inlineBase = (UnsafeMutableRawPointer(state) + Self.inlineHintsOffset).assumingMemoryBound(to: Int.self)
-            hint = inlineBase + 2 * state.pointee.inlineHintsUsed
-            state.pointee.inlineHintsUsed += 1
-        } else {
-            if state.pointee.overflowLeft == 0 {
-                let chunk = UnsafeMutablePointer<Int>.allocate(capacity: 2 * Self.hintsPerOverflowChunk)
-                state.pointee.overflowChunks.append(chunk)
-                state.pointee.overflowNext = chunk
-                state.pointee.overflowLeft = Self.hintsPerOverflowChunk
-            }
-            hint = state.pointee.overflowNext.unsafelyUnwrapped
-            state.pointee.overflowNext = hint + 2
-            state.pointee.overflowLeft -= 1
+    /// Storage for the state of a keyed container that `BinaryKeyedContainerCache` did not
+    /// supply (a nested container of the same key type, or a full cache). The address stays
+    /// valid until the decode call ends: chunks never move. States are plain values, so
+    /// nothing is deinitialized. A decode whose containers all come from the cache allocates
+    /// no chunk.
+    func makeKeyedState(_ initial: BinaryKeyedContainerState) -> UnsafeMutablePointer<BinaryKeyedContainerState> {
+        if state.pointee.statesLeft == 0 {
+            let chunk = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: Self.statesPerChunk)
+            state.pointee.stateChunks.append(chunk)
+            state.pointee.nextState = chunk
+            state.pointee.statesLeft = Self.statesPerChunk
         }
-        hint.initialize(to: 0)
-        (hint + 1).initialize(to: firstFieldOffset)
-        return hint
+        let slot = state.pointee.nextState.unsafelyUnwrapped
+        state.pointee.nextState = slot + 1
+        state.pointee.statesLeft -= 1
+        slot.initialize(to: initial)
+        return slot
     }
 }
 
 /// The managed part of a decode call's shared state (see `BinaryDecodingContext`).
 struct BinaryDecodingState {
-    /// Hints (two `Int`s each) stored inline, enough for most records without a heap chunk.
-    static let inlineHintCapacity = 8
-
     /// The whole top-level input.
     let buffer: UnsafeRawBufferPointer
     /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only,
     /// so a path index stays valid however containers are interleaved.
     var pathNodes: [(parent: Int, key: any CodingKey, depth: Int)] = []
-    /// Inline hint storage (`2 * inlineHintCapacity` Ints) and how much of it is used.
-    var inlineHints: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
-        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var inlineHintsUsed = 0
-    /// Heap chunks for hints once the inline storage is used up (deep or wide documents).
-    var overflowChunks: [UnsafeMutablePointer<Int>] = []
-    var overflowNext: UnsafeMutablePointer<Int>?
-    var overflowLeft = 0
+    /// Heap chunks for keyed container states (`makeKeyedState`), the next free one and how
+    /// many are left in the current chunk.
+    var stateChunks: [UnsafeMutablePointer<BinaryKeyedContainerState>] = []
+    var nextState: UnsafeMutablePointer<BinaryKeyedContainerState>?
+    var statesLeft = 0
 
     init(buffer: UnsafeRawBufferPointer) {
         self.buffer = buffer

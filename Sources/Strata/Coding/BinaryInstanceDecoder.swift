@@ -8,9 +8,10 @@
 /// recursive type cannot exhaust the stack.
 ///
 /// Speed: the decoder works directly on the caller's buffer, keyed containers are scanned
-/// lazily with keys compared as UTF-8 bytes, and decoders/containers are plain values
-/// (see `BinaryDecodingContext`), so decoding a flat struct allocates little more than its
-/// result (plus the standard library's one box per keyed container).
+/// lazily with keys compared as UTF-8 bytes in stored order, and decoders/containers are
+/// plain values (see `BinaryDecodingContext`). The standard library's box around each keyed
+/// container is reused per thread and key type (`BinaryKeyedContainerCache`), so decoding a
+/// flat struct allocates little more than its result.
 public struct BinaryInstanceDecoder: Sendable {
     public init() {}
 

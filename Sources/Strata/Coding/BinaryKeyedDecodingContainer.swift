@@ -1,21 +1,29 @@
+import Foundation
+
 /// Reads a keyed container. Byte-level work is done by the non-generic
 /// `BinaryKeyedFieldScanner`; this wrapper adapts typed keys and errors.
 ///
-/// A plain value (no reference-counted fields): the standard library copies it on every
-/// call, so that copy must be a memcpy.
+/// One pointer to its state (see `BinaryKeyedContainerState`): the standard library copies
+/// the container on every call, so that copy must be a plain word, and the state can be
+/// rewritten when `BinaryKeyedContainerCache` hands this container's box out again.
 struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    private let fields: BinaryKeyedFieldScanner
-    private let context: BinaryDecodingContext
-    private let pathNode: Int
+    private let state: UnsafeMutablePointer<BinaryKeyedContainerState>
 
-    init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
-        let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: BinaryContainerLayout.minimumKeyedEntrySize, kind: "keyed", codingPath: context.codingPath(at: pathNode))
-        let hint = context.makeHint(firstFieldOffset: header.entriesStart)
-        self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart, hint: hint)
-        self.context = context
-        self.pathNode = pathNode
+    init(state: UnsafeMutablePointer<BinaryKeyedContainerState>) {
+        self.state = state
     }
+
+    /// The container over `bytes` at `pathNode`: a cached box when one is free
+    /// (`BinaryKeyedContainerCache`), else a new one with its state in the context.
+    static func make(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws -> KeyedDecodingContainer<Key> {
+        let initial = try BinaryKeyedContainerState(bytes: bytes, context: context, pathNode: pathNode)
+        return BinaryKeyedContainerCache.container(Key.self, state: initial) { initial in
+            KeyedDecodingContainer(BinaryKeyedDecodingContainer(state: context.makeKeyedState(initial)))
+        }
+    }
+
+    private var context: BinaryDecodingContext { state.pointee.context }
+    private var pathNode: Int { state.pointee.pathNode }
 
     var codingPath: [any CodingKey] { context.codingPath(at: pathNode) }
 
@@ -23,14 +31,16 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         codingPath + [key]
     }
 
+    @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
         do {
-            return try fields.valueBytes(named: key.stringValue)
+            return try state.pointee.fields.valueBytes(named: key.stringValue)
         } catch {
             throw error.decodingError(codingPath: path(appending: key))
         }
     }
 
+    @inline(__always)
     private func requiredValueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer {
         guard let bytes = try valueBytes(forKey: key) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
@@ -42,7 +52,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     // MARK: KeyedDecodingContainerProtocol
 
     var allKeys: [Key] {
-        fields.keyNames.compactMap { Key(stringValue: $0) }
+        state.pointee.fields.keyNames.compactMap { Key(stringValue: $0) }
     }
 
     func contains(_ key: Key) -> Bool {
@@ -85,8 +95,11 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try primitive(type, forKey: key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try BinaryValueDecoder.decodeValue(
-            T.self, from: requiredValueBytes(forKey: key), context: context, parentPath: pathNode, key: key)
+        let bytes = try requiredValueBytes(forKey: key)
+        // Compact UUID and Date fields are read right here, without a nested decoder or path node.
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
+        return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }
 
     // The standard library's default `decodeIfPresent` performs three lookups
@@ -110,6 +123,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }
 
@@ -118,7 +133,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let bytes = try requiredValueBytes(forKey: key)
         let node = try context.appendPathNode(parent: pathNode, key: key)
-        return KeyedDecodingContainer(try BinaryKeyedDecodingContainer<NestedKey>(bytes: bytes, context: context, pathNode: node))
+        return try BinaryKeyedDecodingContainer<NestedKey>.make(bytes: bytes, context: context, pathNode: node)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -138,7 +153,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     private func decoder(named name: String, key: some CodingKey) throws -> BinaryValueDecoder {
         let bytes: UnsafeRawBufferPointer?
-        do { bytes = try fields.valueBytes(named: name) } catch {
+        do { bytes = try state.pointee.fields.valueBytes(named: name) } catch {
             throw error.decodingError(codingPath: path(appending: key))
         }
         let extent = bytes.map { context.extent(of: $0) } ?? BinaryExtent(start: 0, end: 0)

@@ -7,20 +7,22 @@
 /// scanned. Keys are compared as UTF-8 bytes against the requested key's `stringValue`.
 ///
 /// A non-generic plain value: the hot path stays free of generic metadata and reference
-/// counting. The hint lives in context-owned memory (`hint`) because lookups must advance
-/// it although `KeyedDecodingContainerProtocol` lookups are non-mutating.
+/// counting. It lives in a `BinaryKeyedContainerState` that the container points to, because
+/// lookups advance the position although `KeyedDecodingContainerProtocol` lookups are
+/// non-mutating.
 struct BinaryKeyedFieldScanner {
     let bytes: UnsafeRawBufferPointer
     let fieldCount: Int
     private let fieldsStart: Int
-    /// `hint[0]`: index of the field following the last hit; `hint[1]`: its byte offset.
-    private let hint: UnsafeMutablePointer<Int>
+    /// Index of the field following the last hit, and its byte offset.
+    private var nextIndex = 0
+    private var nextOffset: Int
 
-    init(bytes: UnsafeRawBufferPointer, fieldCount: Int, fieldsStart: Int, hint: UnsafeMutablePointer<Int>) {
+    init(bytes: UnsafeRawBufferPointer, fieldCount: Int, fieldsStart: Int) {
         self.bytes = bytes
         self.fieldCount = fieldCount
         self.fieldsStart = fieldsStart
-        self.hint = hint
+        self.nextOffset = fieldsStart
     }
 
     private struct Field {
@@ -62,45 +64,56 @@ struct BinaryKeyedFieldScanner {
         }
     }
 
-    private func findValueRange(named name: UnsafeBufferPointer<UInt8>) throws(BinaryFormatError) -> Range<Int>? {
-        if hint[0] < fieldCount {
-            let field = try parseField(at: hint[1])
-            if key(field.key, equals: name) {
-                hint[0] += 1
-                hint[1] = field.value.upperBound
-                return field.value
+    /// The value extent stored under `name`, or `nil` if the field is absent.
+    ///
+    /// Inlined into the container: the in-order case (the field after the previous hit) is one
+    /// entry parse and one key compare, with no call; anything else goes to `scanAllFields`.
+    @inline(__always)
+    mutating func valueBytes(named name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+        var name = name
+        if nextIndex < fieldCount {
+            let field = try parseField(at: nextOffset)
+            // `withUTF8` gives direct access to the key's bytes (inline for small strings).
+            if name.withUTF8({ key(field.key, equals: $0) }) {
+                nextIndex += 1
+                nextOffset = field.value.upperBound
+                return UnsafeRawBufferPointer(rebasing: bytes[field.value])
             }
         }
-        var offset = fieldsStart
-        for index in 0..<fieldCount {
-            let field = try parseField(at: offset)
-            if key(field.key, equals: name) {
-                hint[0] = index + 1
-                hint[1] = field.value.upperBound
-                return field.value
-            }
-            offset = field.value.upperBound
-        }
-        return nil
+        return try scanAllFields(for: name)
     }
 
-    /// The value extent stored under `name`, or `nil` if the field is absent.
-    func valueBytes(named name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+    /// The slow path of `valueBytes(named:)`: a field asked for out of stored order, or one
+    /// this record does not hold (written by another version of the type). Moves the position
+    /// behind the field found, so a decode that resumes stored order is fast again.
+    @inline(never)
+    private mutating func scanAllFields(for name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
         var name = name
         var failure: BinaryFormatError?
-        // `withUTF8` gives direct access to the key's bytes (inline for small strings);
-        // its closure cannot throw a typed error, so a failure is carried out in `failure`.
-        let range = name.withUTF8 { utf8 -> Range<Int>? in
-            do throws(BinaryFormatError) {
-                return try findValueRange(named: utf8)
-            } catch {
-                failure = error
-                return nil
+        var found: (index: Int, value: Range<Int>)?
+        // `withUTF8`'s closure cannot throw a typed error, so a failure is carried out in `failure`.
+        name.withUTF8 { utf8 in
+            var offset = fieldsStart
+            for index in 0..<fieldCount {
+                let field: Field
+                do throws(BinaryFormatError) {
+                    field = try parseField(at: offset)
+                } catch {
+                    failure = error
+                    return
+                }
+                if key(field.key, equals: utf8) {
+                    found = (index, field.value)
+                    return
+                }
+                offset = field.value.upperBound
             }
         }
         if let failure { throw failure }
-        guard let range else { return nil }
-        return UnsafeRawBufferPointer(rebasing: bytes[range])
+        guard let found else { return nil }
+        nextIndex = found.index + 1
+        nextOffset = found.value.upperBound
+        return UnsafeRawBufferPointer(rebasing: bytes[found.value])
     }
 
     /// Every key present, in stored order; stops quietly at the first damaged field because

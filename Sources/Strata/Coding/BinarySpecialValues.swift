@@ -66,12 +66,28 @@ enum BinarySpecialValues {
         return try T(from: try decoder())
     }
 
+    /// The compact form of a `Date` or `UUID` (the special values records hold most) read in
+    /// place, when `T` is one of them and `bytes` has that form's exact size; otherwise `nil`
+    /// and the caller takes the general path (`decodeSpecial`), which also reports errors.
+    /// Non-generic and inlined: the caller tests `T.self` first, so no `Optional<T>` metadata
+    /// is needed in unspecialized code.
+    @inline(__always)
+    static func compactUUID(_ bytes: UnsafeRawBufferPointer) -> UUID? { decodeRawUUID(bytes) }
+
+    /// See `compactUUID(_:)`.
+    @inline(__always)
+    static func compactDate(_ bytes: UnsafeRawBufferPointer) -> Date? {
+        guard bytes.count == 8 else { return nil }
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))))
+    }
+
     private static func decodeDate(_ extent: UnsafeRawBufferPointer) throws(BinaryFormatError) -> Date {
         let bits = try BinaryFixedWidth.readLittleEndian(UInt64.self, from: extent, what: "Date")
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
     }
 
     /// The compact form is exactly 16 bytes; the Codable form (a 36-character string) is 37.
+    @inline(__always)
     private static func decodeRawUUID(_ extent: UnsafeRawBufferPointer) -> UUID? {
         guard extent.count == 16 else { return nil }
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

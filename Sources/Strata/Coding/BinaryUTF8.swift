@@ -4,12 +4,20 @@
 /// Why not `String(validating:as:)`: on this toolchain it runs unspecialized inside the
 /// standard library and performs runtime metadata lookups on every call, which made it the
 /// single largest cost of decoding a typical record. The validation is done once here; the
-/// final `String(decoding:as:)` then takes its fast path for valid input.
+/// `String` is then built by `String(unsafeUninitializedCapacity:initializingUTF8With:)`, which
+/// is inlined here: a string of up to 15 ASCII bytes (most keys, names and identifiers) becomes
+/// a small string with one copy and no call into the standard library, where
+/// `String(decoding:as:)` re-scanned the bytes out of line.
 /// Shared by the binary coder and by `String`'s ordered-key decoding.
 enum BinaryUTF8 {
     static func string(from bytes: UnsafeRawBufferPointer) -> String? {
         guard isValid(bytes) else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: bytes.count) { storage in
+            // `bytes` is valid UTF-8, so the initializer's repair step (non-ASCII or large
+            // strings) changes nothing.
+            UnsafeMutableRawBufferPointer(storage).copyMemory(from: bytes)
+            return bytes.count
+        }
     }
 
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -91,9 +91,9 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let (element, next) = try peek(KeyedDecodingContainer<NestedKey>.self)
-        let container = try BinaryKeyedDecodingContainer<NestedKey>(bytes: element, context: context, pathNode: try elementNode())
+        let container = try BinaryKeyedDecodingContainer<NestedKey>.make(bytes: element, context: context, pathNode: try elementNode())
         consume(upTo: next)
-        return KeyedDecodingContainer(container)
+        return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

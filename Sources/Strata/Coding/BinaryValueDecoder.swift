@@ -13,7 +13,7 @@ struct BinaryValueDecoder: Decoder {
     private var bytes: UnsafeRawBufferPointer { context.bytes(in: extent) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try BinaryKeyedDecodingContainer<Key>(bytes: bytes, context: context, pathNode: pathNode))
+        try BinaryKeyedDecodingContainer<Key>.make(bytes: bytes, context: context, pathNode: pathNode)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -1,0 +1,22 @@
+/// Everything a keyed decoding container reads and advances: its fields, the decode call's
+/// context and its coding-path node.
+///
+/// Why it is out of line: `BinaryKeyedDecodingContainer` only points to a state, so a
+/// container box that `BinaryKeyedContainerCache` keeps can be handed out again for another
+/// record by rewriting its state, without building a new box. A plain value (no
+/// reference-counted fields), so overwriting or abandoning one needs no cleanup.
+struct BinaryKeyedContainerState {
+    var fields: BinaryKeyedFieldScanner
+    let context: BinaryDecodingContext
+    let pathNode: Int
+
+    /// The state of the keyed container stored in `bytes` at `pathNode`; throws
+    /// `DecodingError` if `bytes` is nil or its header is damaged.
+    init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
+        let header = try BinaryValueDecoder.readContainerHeader(
+            bytes, minimumEntrySize: BinaryContainerLayout.minimumKeyedEntrySize, kind: "keyed", codingPath: context.codingPath(at: pathNode))
+        self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart)
+        self.context = context
+        self.pathNode = pathNode
+    }
+}
