@@ -55,16 +55,26 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let envelope = try InstanceEnvelope.encode(instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
         let trees = self.trees
         let primary = try trees.primary(named: layout.primary, in: writeContext)
-        // Decoding the old instance also refuses to overwrite data written by a newer version.
-        var old: F.Instance?
-        if let oldEnvelope = try write.get(idBytes, in: primary) {
-            if mustBeNew { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
-            old = try decode(oldEnvelope, id: idBytes)
+        // No `F.Instance?` local: in this unspecialized generic code each one costs a runtime
+        // metadata lookup per write.
+        guard let oldEnvelope = try write.get(idBytes, in: primary) else {
+            try store(instance, envelope: envelope, idBytes: idBytes, replacing: instance, isNew: true, primary: primary, trees: trees)
+            return nil
         }
+        if mustBeNew { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
+        // Decoding the old instance also refuses to overwrite data written by a newer version.
+        let old = try decode(oldEnvelope, id: idBytes)
+        try store(instance, envelope: envelope, idBytes: idBytes, replacing: old, isNew: false, primary: primary, trees: trees)
+        return old
+    }
 
+    /// Writes `instance` (encoded as `envelope`) and its index entries and log entry; `old` is the
+    /// instance it replaces unless `isNew` (then it is `instance` itself and is not read).
+    private func store(_ instance: F.Instance, envelope: [UInt8], idBytes: [UInt8], replacing old: F.Instance, isNew: Bool,
+                       primary: Tree, trees: DatastoreTrees) throws {
         var scratch = trees.scratch.take()
         defer { trees.scratch.give(&scratch) }
-        try collectIndexChanges(of: instance, replacing: old, idBytes: idBytes, trees: trees, into: &scratch.changes)
+        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch.changes)
 
         try write.put(idBytes, envelope, in: primary)
         for change in scratch.changes {
@@ -77,17 +87,17 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                 try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
             }
         }
-        try trees.log.append((old == nil ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
+        try trees.log.append((isNew ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
         try recordShape(of: instance)
-        return old
     }
 
-    /// The index entries storing `instance` in place of `old` changes, after checking the unique
-    /// indexes (nothing is written here, so a refused write leaves the transaction as it was).
+    /// The index entries storing `instance` in place of `old` (nothing if `isNew`) changes, after
+    /// checking the unique indexes (nothing is written here, so a refused write leaves the
+    /// transaction as it was).
     /// An index whose values did not change is left out, its tree not even opened: an update
     /// that keeps a book's title and isbn touches neither index.
-    private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance?, idBytes: [UInt8], trees: DatastoreTrees,
-                                     into changes: inout [IndexChange]) throws {
+    private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
+                                     trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
         let indexes = schema.indexes
         for position in 0..<indexes.count {
             let info = indexes[position]
@@ -95,7 +105,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             var added = newValues
             var removed: [[UInt8]] = []
             var oldValues: [[UInt8]] = []
-            if let old {
+            if !isNew {
                 oldValues = info.definition.encodedValues(of: old)
                 if oldValues == newValues {
                     // A direct index keeps a copy of the instance in each entry: rewrite them.
