@@ -4,11 +4,12 @@ import Testing
 
 /// One leaf hint per tree (`LeafHints`): puts that alternate between trees, as a typed write's
 /// puts into a primary tree, index trees and a change log do, each go through their own tree's
-/// hint. Deletes (which forget their tree's hint only), splits, overflow values, dropped and
-/// cleared trees and nested levels come in between; the trees are checked against the model after
-/// every transaction and by `check()`. A hint used for the wrong tree, or one that outlived a
-/// change to its tree, puts a key into a leaf that does not cover it and breaks the scans' order
-/// or the checker's separator bounds.
+/// hint, and so do point reads (`get`, `withFirstKey`) between them, checked against the model
+/// as they happen. Deletes (which forget their tree's hint only), splits, overflow values,
+/// cleared trees and nested levels come in between; the trees are checked against the model
+/// after every transaction and by `check()`. A hint used for the wrong tree, or one that outlived
+/// a change to its tree, puts a key into a leaf that does not cover it (breaking the scans' order
+/// or the checker's separator bounds) or answers a read wrongly.
 extension RandomizedModelTests {
     @Test func interleavedTreesUseTheirOwnLeafHints() throws {
         var (random, dir, options) = modelStore("interleavedTreesUseTheirOwnLeafHints")
@@ -30,6 +31,11 @@ extension RandomizedModelTests {
             let name = treeNames[which]
             let tree = try tx.openOrCreateTree(name)
             if pending[name] == nil { pending[name] = [:] }
+            // Point reads go through the hint too: a key near the latest ones, present or not.
+            let probe = key(max(0, next[which] - Int.random(in: -2...20, using: &random)))
+            #expect(try tx.get(probe, in: tree)?.bytes == pending[name]![probe])
+            let firstAtOrAfter = pending[name]!.keys.filter { !$0.lexicographicallyPrecedes(probe) }.min { $0.lexicographicallyPrecedes($1) }
+            #expect(try tx.withFirstKey(atOrAfter: probe, in: tree) { $0.map(Array.init) } == firstAtOrAfter)
             switch Int.random(in: 0..<200, using: &random) {
             case 0:
                 try tx.clear(tree)

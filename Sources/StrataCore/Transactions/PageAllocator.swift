@@ -188,7 +188,12 @@ extension WriteTransaction {
     func saveFreeList() throws {
         // Saving copies a path of the free tree, and maybe splits it: have reusable pages ready for
         // that (records cannot be loaded once saving starts), or they would come from the file's end.
-        let wanted = 2 * (allocator.freeTree.depth + 2)
+        // When this transaction already copied the free tree's root (it loaded a record), the path
+        // to the last leaf, where records are taken and added, is its own already: only a split
+        // needs pages. Loading one more record just for that would make every small commit take
+        // and rewrite the leftover record.
+        let rootIsOwn = access.dirty[allocator.freeTree.root]?.nestingDepth == nestingDepth
+        let wanted = rootIsOwn ? 2 : 2 * (allocator.freeTree.depth + 2)
         while allocator.reusable.count < wanted, try loadFreeRecord() {}
         allocator.isSavingFreeList = true
         let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
