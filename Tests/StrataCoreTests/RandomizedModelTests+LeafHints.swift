@@ -4,8 +4,8 @@ import Testing
 
 /// One leaf hint per tree (`LeafHints`): puts that alternate between trees, as a typed write's
 /// puts into a primary tree, index trees and a change log do, each go through their own tree's
-/// hint, and so do point reads (`get`, `withFirstKey`) between them, checked against the model
-/// as they happen. Deletes (which forget their tree's hint only), splits, overflow values,
+/// hint. Point reads (`get`, `withFirstKey`) between them are checked against the model as they
+/// happen. Deletes (which forget their tree's hint only), splits, overflow values,
 /// cleared trees and nested levels come in between; the trees are checked against the model
 /// after every transaction and by `check()`. A hint used for the wrong tree, or one that outlived
 /// a change to its tree, puts a key into a leaf that does not cover it (breaking the scans' order
@@ -31,7 +31,7 @@ extension RandomizedModelTests {
             let name = treeNames[which]
             let tree = try tx.openOrCreateTree(name)
             if pending[name] == nil { pending[name] = [:] }
-            // Point reads go through the hint too: a key near the latest ones, present or not.
+            // A point read near the latest keys, present or not, between the puts.
             let probe = key(max(0, next[which] - Int.random(in: -2...20, using: &random)))
             #expect(try tx.get(probe, in: tree)?.bytes == pending[name]![probe])
             let firstAtOrAfter = pending[name]!.keys.filter { !$0.lexicographicallyPrecedes(probe) }.min { $0.lexicographicallyPrecedes($1) }

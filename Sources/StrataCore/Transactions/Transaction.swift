@@ -181,7 +181,7 @@ public class Transaction {
         let record = trees[try state(of: tree)].record
         return try key.withBytes { key in
             guard record.root != 0 else { return try body(nil) }
-            let (leaf, index, _) = try leaf(for: key, in: record)
+            let (leaf, index, _) = try access.descend(from: record.root, level: 1, depth: record.depth, towards: .key(key))
             if index < leaf.count { return try body(try leaf.leafKey(index)) }
             // Past the end of the leaf: the answer starts the next one, which a cursor walks to.
             let cursor = Cursor(access: access, record: record)
@@ -190,16 +190,8 @@ public class Transaction {
         }
     }
 
-    /// Point lookup without a cursor (see `PageAccess.lookup`). A write transaction first looks
-    /// in its hinted leaf (`WriteTransaction.hintedLeaf`).
+    /// Point lookup without a cursor (see `PageAccess.lookup`).
     func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
         try access.lookup(in: record, key: key)
-    }
-
-    /// The leaf of the non-empty tree `record` where `key` is or would go, the index of the first
-    /// key at or after it there and whether that key equals it: one descent, or none in a write
-    /// transaction whose hinted leaf covers `key`.
-    func leaf(for key: UnsafeRawBufferPointer, in record: TreeRecord) throws -> (leaf: Page, index: Int, exact: Bool) {
-        try access.descend(from: record.root, level: 1, depth: record.depth, towards: .key(key))
     }
 }

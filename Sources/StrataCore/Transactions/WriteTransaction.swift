@@ -45,21 +45,6 @@ public final class WriteTransaction: Transaction {
         }
     }
 
-    /// Reads go through the tree's hinted leaf too when it covers the key (see `LeafHint`): the
-    /// lookups a typed write makes before its puts (the previous version, a unique check) land in
-    /// the leaves its earlier puts went into.
-    override func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
-        guard let (leaf, index, exact) = try hintedLeaf(for: record, key: key) else { return try super.lookup(in: record, key: key) }
-        guard exact else { return nil }
-        let page = try leaf.page()
-        return try access.value(of: try page.leaf(index), in: page)
-    }
-
-    override func leaf(for key: UnsafeRawBufferPointer, in record: TreeRecord) throws -> (leaf: Page, index: Int, exact: Bool) {
-        guard let (leaf, index, exact) = try hintedLeaf(for: record, key: key) else { return try super.leaf(for: key, in: record) }
-        return (try leaf.page(), index, exact)
-    }
-
     /// Reused across splits to avoid an allocation per split; most transactions never split.
     lazy var scratch = PageBuffer(pageSize: access.pageSize, number: 0)
 

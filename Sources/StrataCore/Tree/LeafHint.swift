@@ -3,8 +3,7 @@
 /// A transaction keeps one hint per tree it inserts into (up to `LeafHints.capacity`, see there):
 /// a typed write puts into a primary tree, index trees and a change log in turn, and a single
 /// hint for the whole transaction would be replaced by every put before the next one into the
-/// same tree could use it. Point reads of a write transaction (`get`, `withFirstKey`, the look
-/// before an insert-only put) use the hint too: a key inside the leaf's range is there or nowhere.
+/// same tree could use it.
 ///
 /// Keys that arrive in order (fills, logs, time series), in reverse order or clustered spend most
 /// of a put on the descent: a search and a dirty-table lookup per level, for a path this
@@ -111,7 +110,7 @@ extension WriteTransaction {
     }
 
     /// The hinted leaf and the position of `key` in it, if the hint is for the tree `record` and
-    /// `key` belongs to that leaf; nil sends the insert (or read) down from the root.
+    /// `key` belongs to that leaf; nil sends the insert down from the root.
     func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool)? {
         guard let hint = leafHints.hint(root: record.root), hint.depth == record.depth,
               hint.nestingDepth == nestingDepth, hint.leaf.nestingDepth == hint.nestingDepth,
