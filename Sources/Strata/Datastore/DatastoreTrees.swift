@@ -13,6 +13,8 @@ final class DatastoreTrees {
     private var primaryTree: Tree?
     private var indexTrees: [Tree?] = []
     let log: ChangeLogAppender
+    /// Buffers reused by this datastore's writes in this context (see `WriteScratch`).
+    var scratch = WriteScratch()
 
     init(schema: AnyObject, log: ChangeLogAppender) {
         self.schema = schema

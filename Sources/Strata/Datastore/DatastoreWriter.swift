@@ -55,20 +55,68 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let envelope = try InstanceEnvelope.encode(instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
         let trees = self.trees
         let primary = try trees.primary(named: layout.primary, in: writeContext)
-        let oldEnvelope = try write.get(idBytes, in: primary)
-        if mustBeNew, oldEnvelope != nil { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
+        // No `F.Instance?` local: in this unspecialized generic code each one costs a runtime
+        // metadata lookup per write.
+        guard let oldEnvelope = try write.get(idBytes, in: primary) else {
+            try store(instance, envelope: envelope, idBytes: idBytes, replacing: instance, isNew: true, primary: primary, trees: trees)
+            return nil
+        }
+        if mustBeNew { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
         // Decoding the old instance also refuses to overwrite data written by a newer version.
-        let old = try oldEnvelope.map { try decode($0, id: idBytes) }
+        let old = try decode(oldEnvelope, id: idBytes)
+        try store(instance, envelope: envelope, idBytes: idBytes, replacing: old, isNew: false, primary: primary, trees: trees)
+        return old
+    }
 
-        var changes: [IndexChange] = []
-        changes.reserveCapacity(schema.indexes.count)
+    /// Writes `instance` (encoded as `envelope`) and its index entries and log entry; `old` is the
+    /// instance it replaces unless `isNew` (then it is `instance` itself and is not read).
+    private func store(_ instance: F.Instance, envelope: [UInt8], idBytes: [UInt8], replacing old: F.Instance, isNew: Bool,
+                       primary: Tree, trees: DatastoreTrees) throws {
+        var scratch = trees.scratch.take()
+        defer { trees.scratch.give(&scratch) }
+        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch.changes)
+
+        try write.put(idBytes, envelope, in: primary)
+        for change in scratch.changes {
+            for value in change.removed {
+                scratch.join(value, idBytes)
+                try write.delete(scratch.key, in: change.tree)
+            }
+            for value in change.added {
+                scratch.join(value, idBytes)
+                try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
+            }
+        }
+        try trees.log.append((isNew ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
+        try recordShape(of: instance)
+    }
+
+    /// The index entries storing `instance` in place of `old` (nothing if `isNew`) changes, after
+    /// checking the unique indexes (nothing is written here, so a refused write leaves the
+    /// transaction as it was).
+    /// An index whose values did not change is left out, its tree not even opened: an update
+    /// that keeps a book's title and isbn touches neither index.
+    private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
+                                     trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
         let indexes = schema.indexes
         for position in 0..<indexes.count {
             let info = indexes[position]
             let newValues = info.definition.encodedValues(of: instance)
-            let oldValues = old.map { info.definition.encodedValues(of: $0) } ?? []
+            var added = newValues
+            var removed: [[UInt8]] = []
+            var oldValues: [[UInt8]] = []
+            if !isNew {
+                oldValues = info.definition.encodedValues(of: old)
+                if oldValues == newValues {
+                    // A direct index keeps a copy of the instance in each entry: rewrite them.
+                    guard info.isDirect, !newValues.isEmpty else { continue }
+                } else {
+                    if !info.isDirect { added = newValues.filter { !oldValues.contains($0) } }
+                    removed = oldValues.filter { !newValues.contains($0) }
+                }
+            }
+            guard !added.isEmpty || !removed.isEmpty else { continue }
             let tree = try trees.index(at: position, named: info.tree, in: writeContext)
-            let added = info.isDirect || oldValues.isEmpty ? newValues : newValues.filter { !oldValues.contains($0) }
             if info.definition.kind.isUnique {
                 for value in added where !oldValues.contains(value) {
                     if try isTaken(value, byOtherThan: idBytes, in: tree) {
@@ -76,37 +124,12 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                     }
                 }
             }
-            let removed = oldValues.isEmpty ? [] : oldValues.filter { !newValues.contains($0) }
             changes.append(IndexChange(tree: tree, isDirect: info.isDirect, removed: removed, added: added))
         }
-
-        try write.put(idBytes, envelope, in: primary)
-        var key: [UInt8] = []
-        for change in changes {
-            for value in change.removed {
-                Self.join(value, idBytes, into: &key)
-                try write.delete(key, in: change.tree)
-            }
-            for value in change.added {
-                Self.join(value, idBytes, into: &key)
-                try write.put(key, change.isDirect ? envelope : [], in: change.tree)
-            }
-        }
-        try trees.log.append((old == nil ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
-        try recordShape(of: instance)
-        return old
     }
 
     /// This datastore's trees in the write context.
     private var trees: DatastoreTrees { writeContext.trees(of: schema) }
-
-    /// `key = value ++ idBytes`, reusing `key`'s storage.
-    private static func join(_ value: [UInt8], _ idBytes: [UInt8], into key: inout [UInt8]) {
-        key.removeAll(keepingCapacity: true)
-        key.reserveCapacity(value.count + idBytes.count)
-        key.append(contentsOf: value)
-        key.append(contentsOf: idBytes)
-    }
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
         guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
@@ -135,14 +158,4 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     func appendLog(_ kind: ChangeLogKind, idBytes: [UInt8]) throws {
         try trees.log.append(kind.rawValue, idBytes: idBytes, in: writeContext)
     }
-}
-
-/// The index entries one write removes and adds. Declared outside the generic writer on purpose:
-/// an array of tuples holding a generic `IndexInfo` (or of a type nested in the generic class)
-/// has its type metadata looked up at run time on every write.
-private struct IndexChange {
-    let tree: Tree
-    let isDirect: Bool
-    let removed: [[UInt8]]
-    let added: [[UInt8]]
 }

@@ -28,6 +28,7 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     private let describeValue: ([UInt8]) -> String?
 
     /// `valueTypeName` is how descriptors name the value type (default: the type's name).
+    @usableFromInline
     init<Value: OrderedKey>(kind: IndexKind, path: String, valueType: Value.Type, valueTypeName: String? = nil,
                             extract: @escaping (Instance) -> [[UInt8]]) {
         self.kind = kind
@@ -67,6 +68,7 @@ public protocol UniqueIndexRepresentation<Instance>: IndexRepresentation {}
 /// A key path's text without its root type: `\Book.title` -> `.title`. Index declarations are
 /// recorded with it, so renaming the instance type (keeping the old shape as `BookV1`, say) does
 /// not make its indexes stale: an index is what it reads, of which kind and value type.
+@usableFromInline
 func describe<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> String {
     let text = "\(keyPath)"
     let root = "\\" + String(describing: Root.self)

@@ -4,7 +4,10 @@ public struct OneToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexRe
     /// What the index reads from an instance, its kind and value type (used by the datastore).
     public let definition: IndexDefinition<Instance>
 
-    /// Indexes the value at `keyPath`: `Index(\.title)`.
+    /// Indexes the value at `keyPath`: `Index(\.title)`. Inlinable, as the other key-path
+    /// index declarations: the closure that reads the value is then compiled for the user's
+    /// types, and reading it costs no runtime generic lookups on every write.
+    @inlinable
     public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
         definition = SingleValueIndex.definition(.oneToMany, keyPath)
     }
@@ -31,6 +34,7 @@ public struct OneToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueIn
 
     /// A unique index on the value at `keyPath`: `OneToOneIndex(\.email)`. A write that would give
     /// two instances the same value throws `DatastoreError.uniqueIndexViolation`.
+    @inlinable
     public init(_ keyPath: KeyPath<Instance, Value> & Sendable) {
         definition = SingleValueIndex.definition(.oneToOne, keyPath)
     }
@@ -48,6 +52,7 @@ public struct ManyToManyIndexRepresentation<Instance, Value: OrderedKey>: IndexR
     public let definition: IndexDefinition<Instance>
 
     /// Indexes every element of the sequence at `keyPath`: `ManyToManyIndex(\.tags)`.
+    @inlinable
     public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
         definition = SequenceIndex.definition(.manyToMany, keyPath)
     }
@@ -60,12 +65,15 @@ public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueI
 
     /// Indexes every element of the sequence at `keyPath`, each value owned by at most one instance;
     /// a clash throws `DatastoreError.uniqueIndexViolation`.
+    @inlinable
     public init<Values: Sequence>(_ keyPath: KeyPath<Instance, Values> & Sendable) where Values.Element == Value {
         definition = SequenceIndex.definition(.manyToOne, keyPath)
     }
 }
 
+@usableFromInline
 enum SingleValueIndex {
+    @inlinable
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
         IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self) { [keyPath] instance in
             [instance[keyPath: keyPath].orderedKeyBytes]
@@ -85,7 +93,9 @@ enum SingleValueIndex {
     }
 }
 
+@usableFromInline
 enum SequenceIndex {
+    @inlinable
     static func definition<Instance, Values: Sequence>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Values> & Sendable)
     -> IndexDefinition<Instance> where Values.Element: OrderedKey {
         IndexDefinition(kind: kind, path: describe(keyPath), valueType: Values.Element.self) { [keyPath] instance in

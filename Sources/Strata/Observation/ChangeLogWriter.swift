@@ -45,25 +45,6 @@ struct ChangeLogKey: Equatable, BytesConvertible {
     }
 }
 
-/// A change-log value, `kind ++ identifier`, lent from the stack for identifiers of up to
-/// `inlineCapacity` bytes (every fixed-size identifier type).
-private struct ChangeLogValue: BytesConvertible {
-    let kind: UInt8
-    let idBytes: [UInt8]
-
-    static let inlineCapacity = 63
-
-    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        let count = 1 + idBytes.count
-        guard count <= Self.inlineCapacity + 1 else { return try ([kind] + idBytes).withUnsafeBytes(body) }
-        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            buffer[0] = kind
-            idBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: $0) }
-            return try body(UnsafeRawBufferPointer(buffer))
-        }
-    }
-}
-
 /// Appends to one datastore's change log within one `StoreWriteContext`, keeping its tree handle
 /// and the next sequence number so an append costs one put.
 ///
@@ -77,6 +58,10 @@ final class ChangeLogAppender {
     let logName: String
     private var tree: Tree?
     private var nextSequence: UInt32?
+    /// The value being appended, `kind ++ identifier`, built in storage reused from one append to
+    /// the next (a value built on the stack through a generic helper paid runtime metadata
+    /// lookups on every append).
+    private var value: [UInt8] = []
 
     init(logName: String) {
         self.logName = logName
@@ -103,7 +88,10 @@ final class ChangeLogAppender {
         }
         guard sequence < .max else { throw StrataError.misuse("more than \(UInt32.max - 1) changes to '\(logName)' in one commit") }
         nextSequence = sequence + 1
-        try write.put(ChangeLogKey(generation: write.transactionID, sequence: sequence), ChangeLogValue(kind: kind, idBytes: idBytes), in: log)
+        value.removeAll(keepingCapacity: true)
+        value.append(kind)
+        value.append(contentsOf: idBytes)
+        try write.put(ChangeLogKey(generation: write.transactionID, sequence: sequence), value, in: log)
     }
 
     /// One past the last sequence number this commit used in `log`, or 0 if it used none.

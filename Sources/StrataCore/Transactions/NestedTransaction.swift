@@ -75,7 +75,7 @@ extension WriteTransaction {
     var nestingDepth: Int { nestedFrames.count }
 
     func beginNested() {
-        forgetLeafHint() // the level must shadow the hinted leaf before changing it
+        forgetLeafHints() // the level must shadow the hinted leaves before changing them
         nestedFrames.append(NestedFrame(allocator: allocator, catalog: catalog, trees: trees, hasFailed: hasFailed))
         hasFailed = false
     }
@@ -100,7 +100,7 @@ extension WriteTransaction {
     func rollBackInnermost() {
         let frame = nestedFrames.removeLast()
         let depth = nestedFrames.count + 1
-        forgetLeafHint()
+        forgetLeafHints()
         // Cursors stop working, and cannot be repositioned either: one opened inside may hold a
         // root page this level made, whose number the allocator may soon hand out again.
         access.endLease()
@@ -118,7 +118,7 @@ extension WriteTransaction {
     private func mergeInnermost() {
         let frame = nestedFrames.removeLast()
         let parentDepth = nestedFrames.count
-        forgetLeafHint()
+        forgetLeafHints()
         for (number, previous) in frame.log {
             if let current = access.dirty[number], current.nestingDepth == parentDepth + 1 { current.nestingDepth = parentDepth }
             if let previous, previous.nestingDepth == parentDepth {

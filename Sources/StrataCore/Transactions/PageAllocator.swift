@@ -32,6 +32,54 @@ struct PageAllocator {
         self.reuseLimit = reuseLimit
     }
 
+    /// Adds `pages` (in any order) to `reusable`, keeping it sorted descending. Records hold
+    /// their pages ascending (leftovers) or in the order they were freed, and `reusable` is often
+    /// empty when one is loaded: a run already in order is reversed or kept and merged in linear
+    /// time; only pages out of order pay a sort.
+    mutating func addReusable(_ pages: [UInt64]) {
+        var incoming = pages
+        if !incoming.isDescending {
+            if incoming.isAscending { incoming.reverse() } else { incoming.sort(by: >) }
+        }
+        mergeReusable(descending: incoming)
+    }
+
+    /// Adds the pages `first ..< first + count` to `reusable`, keeping it sorted descending.
+    mutating func addReusable(ascendingRun first: UInt64, count: Int) {
+        if count == 1, let last = reusable.last, last > first {
+            reusable.append(first)
+            return
+        }
+        mergeReusable(descending: (0..<UInt64(count)).reversed().map { first + $0 })
+    }
+
+    /// Merges `incoming` (sorted descending) into `reusable` (sorted descending).
+    private mutating func mergeReusable(descending incoming: [UInt64]) {
+        guard let lowest = reusable.last, let highest = incoming.first else {
+            if reusable.isEmpty { reusable = incoming }
+            return
+        }
+        if lowest > highest {
+            reusable.append(contentsOf: incoming)
+            return
+        }
+        var merged: [UInt64] = []
+        merged.reserveCapacity(reusable.count + incoming.count)
+        var left = 0, right = 0
+        while left < reusable.count, right < incoming.count {
+            if reusable[left] >= incoming[right] {
+                merged.append(reusable[left])
+                left += 1
+            } else {
+                merged.append(incoming[right])
+                right += 1
+            }
+        }
+        merged.append(contentsOf: reusable[left...])
+        merged.append(contentsOf: incoming[right...])
+        reusable = merged
+    }
+
     /// Page numbers per free-tree record: small enough to stay inline in a leaf.
     static func chunkCapacity(pageSize: Int) -> Int {
         (PageLayout.maximumNodeSize(pageSize: pageSize) - PageLayout.leafNodeHeader - FreeRecordKey.size - 2) / 8
@@ -57,12 +105,10 @@ extension WriteTransaction {
     func freePages(_ page: UInt64, count: Int = 1) {
         if uninstall(page) {
             // Allocated by this transaction: no snapshot has seen it, reuse at once.
-            let pages = (0..<UInt64(count)).map { page + $0 }
             if allocator.isSavingFreeList {
-                allocator.freed.append(contentsOf: pages)
+                for offset in 0..<UInt64(count) { allocator.freed.append(page + offset) }
             } else {
-                allocator.reusable.append(contentsOf: pages)
-                allocator.reusable.sort(by: >)
+                allocator.addReusable(ascendingRun: page, count: count)
             }
         } else {
             for offset in 0..<UInt64(count) { allocator.freed.append(page + offset) }
@@ -124,8 +170,7 @@ extension WriteTransaction {
                 return page
             }
         }
-        allocator.reusable.append(contentsOf: pages)
-        allocator.reusable.sort(by: >)
+        allocator.addReusable(pages)
         var record = allocator.freeTree
         _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
         allocator.freeTree = record
@@ -143,7 +188,12 @@ extension WriteTransaction {
     func saveFreeList() throws {
         // Saving copies a path of the free tree, and maybe splits it: have reusable pages ready for
         // that (records cannot be loaded once saving starts), or they would come from the file's end.
-        let wanted = 2 * (allocator.freeTree.depth + 2)
+        // When this transaction already copied the free tree's root (it loaded a record), the path
+        // to the last leaf, where records are taken and added, is its own already: only a split
+        // needs pages. Loading one more record just for that would make every small commit take
+        // and rewrite the leftover record.
+        let rootIsOwn = access.dirty[allocator.freeTree.root]?.nestingDepth == nestingDepth
+        let wanted = rootIsOwn ? 2 : 2 * (allocator.freeTree.depth + 2)
         while allocator.reusable.count < wanted, try loadFreeRecord() {}
         allocator.isSavingFreeList = true
         let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
@@ -199,4 +249,9 @@ extension WriteTransaction {
         }
         record.lastModified = transactionID
     }
+}
+
+private extension Array where Element == UInt64 {
+    var isAscending: Bool { indices.dropFirst().allSatisfy { self[$0 - 1] <= self[$0] } }
+    var isDescending: Bool { indices.dropFirst().allSatisfy { self[$0 - 1] >= self[$0] } }
 }

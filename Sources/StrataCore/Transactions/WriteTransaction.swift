@@ -27,10 +27,10 @@ public final class WriteTransaction: Transaction {
     var isInsideWriteBody = false
     /// The open nested transactions, innermost last (see `NestedTransaction.swift`).
     var nestedFrames: [NestedFrame] = []
-    /// The leaf of the last insert, for the next one (see `LeafHint`). No runtime exclusivity
-    /// check (read by every put): only the thread running the transaction touches it, and no
-    /// access to it overlaps another.
-    @exclusivity(unchecked) var leafHint: LeafHint?
+    /// The leaf of the last insert into each tree, for the next one (see `LeafHint`). No runtime
+    /// exclusivity check (read by every put): only the thread running the transaction touches
+    /// it, and no access to it overlaps another.
+    @exclusivity(unchecked) var leafHints = LeafHints()
     /// Inserts that went through the hint (for tests).
     @exclusivity(unchecked) var leafHintInserts = 0
 
@@ -179,7 +179,7 @@ public final class WriteTransaction: Transaction {
     /// are recycled), the buffers go back to the session's pool and the writer is released.
     func finish() {
         isActive = false
-        forgetLeafHint()
+        forgetLeafHints()
         access.endLease()
         access.dirty.drain { session.recycle($0) }
         database.releaseWriter(session)

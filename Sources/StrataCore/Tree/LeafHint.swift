@@ -1,5 +1,9 @@
-/// The leaf the last insert of a write transaction went into, so that the next insert whose key
-/// falls in that leaf's key range goes straight there instead of descending from the root.
+/// The leaf the last insert into a tree went into, so that the next insert into that tree whose
+/// key falls in that leaf's key range goes straight there instead of descending from the root.
+/// A transaction keeps one hint per tree it inserts into (up to `LeafHints.capacity`, see there):
+/// a typed write puts into a primary tree, index trees and a change log in turn, and a single
+/// hint for the whole transaction would be replaced by every put before the next one into the
+/// same tree could use it.
 ///
 /// Keys that arrive in order (fills, logs, time series), in reverse order or clustered spend most
 /// of a put on the descent: a search and a dirty-table lookup per level, for a path this
@@ -12,12 +16,15 @@
 /// the left (no bound for the leftmost leaf), before the separator on the right (no bound for the
 /// rightmost leaf). The bounds are read from the path's branch buffers when needed.
 ///
-/// Invariant: the hint names buffers in the dirty table at level `nestingDepth`, whose keys and
+/// Invariant: a hint names buffers in the dirty table at level `nestingDepth`, whose keys and
 /// separators are what they were when it was taken, apart from leaf entries added since. Anything
-/// that could break that forgets the hint (`forgetLeafHint`): a split (separators move), any
-/// delete or freed subtree (merges, freed pages), the start or end of a nested level (buffers are
-/// shadowed, merged or rolled back), the end of the transaction (buffers are recycled). Inserts
-/// that fit in place keep it: they add leaf entries and touch no separator. The checks in
+/// that could break that forgets it: a split or a delete in its tree (separators move, merges
+/// free pages) forgets that tree's hint (`forgetLeafHint(root:)`: the hint of the tree whose root
+/// is that page); a freed subtree, a leading-range delete, the start or end of a nested level
+/// (buffers are shadowed, merged or rolled back) and the end of the transaction (buffers are
+/// recycled) forget every hint (`forgetLeafHints`). Operations on one tree change only that
+/// tree's pages, so another tree's hint stays true. Inserts that fit in place keep the hint:
+/// they add leaf entries and touch no separator. The checks in
 /// `hintedLeaf` (same root and depth, same level, the buffer still installed under the number it
 /// had when the hint was taken) are a second fence, not the rule: a recycled buffer is renumbered
 /// when it is reused, so comparing the number taken then catches a hint that outlived its buffer.
@@ -50,23 +57,62 @@ struct LeafHint {
     }
 }
 
-extension WriteTransaction {
-    /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert.
+/// The leaf hints of one write transaction, one per tree (by root page), most recent last. A
+/// typed write touches a handful of trees (primary, indexes, change log, at commit the free tree
+/// and the catalog); beyond `capacity` the oldest hint goes.
+struct LeafHints {
+    static let capacity = 8
+    private var hints: [LeafHint] = []
+
+    /// The hint for the tree whose root is `root`.
     @inline(__always)
-    func rememberLeaf(_ leaf: PageBuffer, path: [PathEntry], record: TreeRecord) {
-        leafHint = LeafHint(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path)
+    func hint(root: UInt64) -> LeafHint? {
+        for hint in hints where hint.root == root { return hint }
+        return nil
     }
 
-    /// Forgets the hinted leaf (see `LeafHint` for when this is required).
+    mutating func remember(_ hint: LeafHint) {
+        if let index = hints.firstIndex(where: { $0.root == hint.root }) {
+            hints[index] = hint
+            return
+        }
+        if hints.count >= Self.capacity { hints.removeFirst() }
+        hints.append(hint)
+    }
+
+    mutating func forget(root: UInt64) {
+        hints.removeAll { $0.root == root }
+    }
+
+    mutating func forgetAll() {
+        if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
+    }
+}
+
+extension WriteTransaction {
+    /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert into it.
     @inline(__always)
-    func forgetLeafHint() {
-        leafHint = nil
+    func rememberLeaf(_ leaf: PageBuffer, path: [PathEntry], record: TreeRecord) {
+        leafHints.remember(LeafHint(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf,
+                                    leafNumber: leaf.number, path: path))
+    }
+
+    /// Forgets the hint of the tree whose root is `root` (before a split or a delete in it).
+    @inline(__always)
+    func forgetLeafHint(root: UInt64) {
+        leafHints.forget(root: root)
+    }
+
+    /// Forgets every hinted leaf (see `LeafHint` for when this is required).
+    @inline(__always)
+    func forgetLeafHints() {
+        leafHints.forgetAll()
     }
 
     /// The hinted leaf and the position of `key` in it, if the hint is for the tree `record` and
     /// `key` belongs to that leaf; nil sends the insert down from the root.
     func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool)? {
-        guard let hint = leafHint, hint.root == record.root, hint.depth == record.depth,
+        guard let hint = leafHints.hint(root: record.root), hint.depth == record.depth,
               hint.nestingDepth == nestingDepth, hint.leaf.nestingDepth == hint.nestingDepth,
               hint.leaf.number == hint.leafNumber, access.dirty[hint.leafNumber] === hint.leaf else { return nil }
         let page = try hint.leaf.page()

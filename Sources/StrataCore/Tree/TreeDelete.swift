@@ -9,7 +9,7 @@
 extension WriteTransaction {
     func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> Bool {
         try checkActive()
-        forgetLeafHint() // merges move separators and free pages
+        forgetLeafHint(root: record.root) // merges move separators and free pages
         // Look before touching: deleting a missing key copies no pages.
         guard record.root != 0, try lookup(in: record, key: key) != nil else { return false }
         access.modificationCount += 1
@@ -29,7 +29,7 @@ extension WriteTransaction {
     /// start of a log of thousands of entries costs a few dozen leaf edits.
     func removeLeading(from record: inout TreeRecord, below bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
         try checkActive()
-        forgetLeafHint()
+        forgetLeafHints()
         var removed = 0
         while removed < limit, record.root != 0 {
             // Look before touching: a tree that starts at or after `bound` copies no pages.
@@ -148,7 +148,7 @@ extension WriteTransaction {
 
     /// Frees every page of a subtree (a dropped or cleared tree), overflow runs included.
     func freeSubtree(_ number: UInt64, level: Int, depth: Int) throws {
-        forgetLeafHint()
+        forgetLeafHints()
         guard number != 0 else { return }
         let page = try access.treePage(number, level: level, depth: depth)
         if page.isLeaf {

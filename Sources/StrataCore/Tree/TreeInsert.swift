@@ -166,7 +166,7 @@ extension WriteTransaction {
 
     private func splitLeaf(_ leaf: PageBuffer, insertAt index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                            overflowPage: UInt64?, path: [PathEntry], record: inout TreeRecord) throws {
-        forgetLeafHint() // separators move
+        forgetLeafHint(root: record.root) // separators move (and the root may change)
         scratch.copy(from: leaf.memory, renumberAs: leaf.number)
         let original = try scratch.page()
         let newSize = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: overflowPage != nil) + 2

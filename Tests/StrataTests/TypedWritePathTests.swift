@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+import Strata
+import StrataCore
+import StrataTestFixtures
+
+/// The typed write path (`DatastoreWriter.store`): which index trees a write touches, what a
+/// direct index holds after an update, and writes of one transaction that depend on each other
+/// (the same record twice, a unique value moving between records, a failure midway).
+@Suite struct TypedWritePathTests {
+    private struct IntendedFailure: Error {}
+
+    private func lastModified(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
+        try store.database.read { tx in try tx.record(of: try tx.tree(tree)).lastModified }
+    }
+
+    /// An update that keeps every indexed value writes no index tree (a reference index's entry
+    /// is `value ++ id`, unchanged), while the primary tree and the log change. A direct index
+    /// keeps a copy of the instance: its entry is rewritten, and loads through it see the update.
+    @Test func updateKeepingIndexedValuesWritesOnlyTheTreesItMust() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var book = Book(title: "Dune", authors: ["Herbert"], isbn: "isbn-1", shelf: 1)
+        try books.persist(book)
+        let before = try ["books#index.title", "books#index.authors", "books#index.shelfTitle", "books#index.isbn", "books"]
+            .map { try lastModified($0, in: store) }
+
+        book.published = Date(timeIntervalSince1970: 1000) // not indexed
+        let replaced = try books.persist(book)
+        #expect(replaced?.published == Date(timeIntervalSince1970: 0))
+        #expect(try lastModified("books#index.title", in: store) == before[0])
+        #expect(try lastModified("books#index.authors", in: store) == before[1])
+        #expect(try lastModified("books#index.shelfTitle", in: store) == before[2])
+        #expect(try lastModified("books#index.isbn", in: store) > before[3]) // direct: rewritten
+        #expect(try lastModified("books", in: store) > before[4])
+        #expect(try books.load("isbn-1", from: \.isbn) == book)
+        #expect(try books.check().problems.isEmpty)
+
+        // Changing one indexed value writes that index only (and the direct one).
+        let titleBefore = try lastModified("books#index.title", in: store)
+        let authorsBefore = try lastModified("books#index.authors", in: store)
+        book.authors = ["Herbert", "Anderson"]
+        try books.persist(book)
+        #expect(try lastModified("books#index.title", in: store) == titleBefore)
+        #expect(try lastModified("books#index.authors", in: store) > authorsBefore)
+        #expect(try books.loadAll("Anderson", from: \.authors).map(\.id) == [book.id])
+        #expect(try books.load("isbn-1", from: \.isbn) == book)
+        #expect(try books.check().problems.isEmpty)
+    }
+
+    /// Many writes in one transaction that depend on each other: a record written twice (the
+    /// second write sees the first, and its old index entries go), a unique value released by one
+    /// record and taken by another, and a duplicate unique value inside the transaction, which is
+    /// refused while everything before it stays.
+    @Test func writesInOneTransactionSeeEachOther() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var first = Book(title: "A", authors: ["X"], isbn: "isbn-a", shelf: 1)
+        var second = Book(title: "B", authors: ["Y"], isbn: "isbn-b", shelf: 2)
+        try store.write { tx in
+            #expect(try tx[books].persist(first) == nil)
+            #expect(try tx[books].persist(second) == nil)
+            first.title = "A2"
+            #expect(try tx[books].persist(first)?.title == "A")
+            // isbn-a moves from the first book to the second, within the transaction.
+            first.isbn = "isbn-moved"
+            try tx[books].persist(first)
+            second.isbn = "isbn-a"
+            try tx[books].persist(second)
+            // A third book taking a value the second now holds is refused; nothing of it is written.
+            let clash = Book(title: "C", authors: [], isbn: "isbn-a", shelf: 3)
+            #expect(throws: DatastoreError.self) { try tx[books].persist(clash) }
+            #expect(try tx[books].load(clash.id) == nil)
+        }
+        #expect(try books.load(first.id) == first)
+        #expect(try books.load(second.id) == second)
+        #expect(try books.loadAll("A", from: \.title).isEmpty)
+        #expect(try books.loadAll("A2", from: \.title).map(\.id) == [first.id])
+        #expect(try books.load("isbn-a", from: \.isbn) == second)
+        #expect(try books.load("isbn-moved", from: \.isbn) == first)
+        #expect(try books.load("isbn-b", from: \.isbn) == nil)
+        #expect(try books.loadAll().count == 2)
+        #expect(try books.check().problems.isEmpty)
+    }
+
+    /// A transaction that fails after many writes leaves nothing of them, and the next
+    /// transaction writes through the same datastore handle normally (the reused write buffers
+    /// and leaf hints of the failed one are gone with it).
+    @Test func failedTransactionLeavesNothing() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        let kept = (0..<50).map { Book(title: "Kept \($0)", authors: ["K"], isbn: "kept-\($0)", shelf: $0 % 3) }
+        try store.write { tx in for book in kept { try tx[books].persist(book) } }
+
+        let lost = (0..<300).map { Book(title: "Lost \($0)", authors: ["L\($0 % 7)"], isbn: "lost-\($0)", shelf: $0 % 5) }
+        #expect(throws: IntendedFailure.self) {
+            try store.write { tx in
+                for (index, book) in lost.enumerated() {
+                    try tx[books].persist(book)
+                    if index % 3 == 0 { try tx[books].persist(kept[index % kept.count].renamed("Changed \(index)")) }
+                    if index == 250 { throw IntendedFailure() }
+                }
+            }
+        }
+        #expect(try books.loadAll().count == kept.count)
+        for book in kept { #expect(try books.load(book.id) == book) }
+        #expect(try books.loadAll("L1", from: \.authors).isEmpty)
+        #expect(try books.load("lost-3", from: \.isbn) == nil)
+        #expect(try books.check().problems.isEmpty)
+
+        try store.write { tx in for book in lost { try tx[books].persist(book) } }
+        #expect(try books.loadAll().count == kept.count + lost.count)
+        #expect(try books.load("lost-299", from: \.isbn) == lost[299])
+        #expect(try books.check().problems.isEmpty)
+    }
+}
+
+private extension Book {
+    func renamed(_ title: String) -> Book {
+        var copy = self
+        copy.title = title
+        return copy
+    }
+}
