@@ -364,6 +364,10 @@ public class EntityReadContext {
             if let limit, found.count >= limit, indexed != lastIndexed { return false }
             let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
             let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
+            // A stale entry (its value was superseded, or its entity deleted) is skipped: the
+            // entity's current entry of `key` must be the one the index entry was written for.
+            guard let state = try indexState(of: id, name: name), state.sequence == sequence else { return true }
+            if let type, state.type != type { return true }
             var encoded = Array(indexed)
             if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
@@ -378,7 +382,6 @@ public class EntityReadContext {
                 let beyond = range.upperInclusive ? upper.lexicographicallyPrecedes(encoded) : !encoded.lexicographicallyPrecedes(upper)
                 if beyond { return true }
             }
-            if let type, try liveHeader(id)?.type != type { return true }
             found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
@@ -390,6 +393,28 @@ public class EntityReadContext {
             found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
         }
         return Array(found.prefix(limit ?? found.count).map(\.id))
+    }
+
+    /// The type of live entity `id` and the sequence of its current entry of property `name`
+    /// (nil when it has none), or nil when the entity is deleted or missing: what decides
+    /// whether a `values` index entry is current. Reads the stored header without copying it.
+    func indexState(of id: EntityID, name: [UInt8]) throws -> (type: String, sequence: UInt64?)? {
+        if let header = pendingHeader(id) {
+            guard !header.isDeleted else { return nil }
+            let (index, found) = header.position(of: name)
+            return (header.type, found ? header.current[index].sequence : nil)
+        }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+        var sequence: UInt64?
+        let header = try bytes.withUnsafeBytes { raw in
+            try name.withUnsafeBytes { wanted in
+                try RecordHeader.decode(raw, typeName: typeName) { stored in
+                    if Self.equal(stored.name, wanted) { sequence = stored.sequence }
+                }
+            }
+        }
+        return header.isDeleted ? nil : (header.type, sequence)
     }
 
     /// The properties of other entities whose current value refers to the entity (through

@@ -319,7 +319,9 @@ public final class EntityWriteContext: EntityReadContext {
                     }
                 }
             }
-            if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
+            // The superseded value's `values` entry stays: it is stale (its sequence is no longer
+            // the current entry's), queries skip it and compaction removes it (see `EntityLayout`).
+            if let previous, let old = previous.entry.value { try unindexReferences(old, name: name, id: id) }
             if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
         }
         // A current entry changes the header (and so does a later datestamp, which only a
@@ -353,6 +355,12 @@ public final class EntityWriteContext: EntityReadContext {
     /// Removes the index entries `index(_:name:id:sequence:)` added.
     private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
         try write.delete(valueIndexKey(value, name: name, sequence: sequence).key, in: try writableTree(EntityLayout.values))
+        try unindexReferences(value, name: name, id: id)
+    }
+
+    /// Removes the `references` entries of `value`, a value of property `name` of `id` that is
+    /// no longer current (the reverse index is kept exact: it has no sequence to tell stale ones).
+    private func unindexReferences(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -422,6 +430,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Drops superseded history: for every property, of its entries dated before `date` only
     /// the newest is kept (it is the value as of `date`); entries from `date` on are all kept,
     /// so the current value is never dropped. Returns how many entries were dropped.
+    /// Also removes the value index's stale entries (values no longer current, which queries skip).
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
         try operation {
@@ -444,8 +453,34 @@ public final class EntityWriteContext: EntityReadContext {
                 return true
             }
             for key in dropped { try write.delete(key, in: history) }
+            try removeStaleIndexEntries()
             return dropped.count
         }
+    }
+
+    /// Deletes every `values` entry that is not its entity's current entry (see `EntityLayout`):
+    /// a pass over the index with a header lookup per entry.
+    private func removeStaleIndexEntries() throws {
+        guard let values = try tree(EntityLayout.values) else { return }
+        var stale: [[UInt8]] = []
+        var lastName: [UInt8] = [] // the encoded key of the previous entry: runs of one key
+        try write.scan(values) { key, value in
+            guard key.count > EntityLayout.sequenceBytes, value.count == 16 || value.count == 17 else {
+                throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
+            }
+            let name: [UInt8] = try key.withUnsafeBytes { raw in
+                var reader = OrderedKeyReader(raw)
+                try reader.skipEscaped(reading: "index key name")
+                let prefix = UnsafeRawBufferPointer(rebasing: raw[0..<reader.offset])
+                if !lastName.withUnsafeBytes({ Self.equal($0, prefix) }) { lastName = Array(prefix) }
+                return lastName
+            }
+            let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
+            let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
+            if try indexState(of: id, name: name)?.sequence != sequence { stale.append(key.bytes) }
+            return true
+        }
+        for key in stale { try write.delete(key, in: values) }
     }
 }
 
