@@ -67,7 +67,7 @@ public class EntityReadContext {
 
     /// The type label whose ordered encoding is `raw`.
     func typeName(_ raw: UnsafeRawBufferPointer) throws -> String {
-        if let lastType, lastType.encoded.withUnsafeBytes({ Self.equal($0, raw) }) { return lastType.name }
+        if let lastType, lastType.encoded.withUnsafeBytes({ RecordHeader.equal($0, raw) }) { return lastType.name }
         let name = try RecordHeader.decodeName(raw)
         lastType = (Array(raw), name)
         return name
@@ -82,10 +82,15 @@ public class EntityReadContext {
     /// the entity's header (see `RecordHeader`).
     func latest(id: EntityID, name: [UInt8]) throws -> LatestEntry? {
         guard let header = try header(id) else { return nil }
-        let (index, found) = header.position(of: name)
-        guard found else { return nil }
-        let current = header.current[index]
-        return LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence)
+        return try header.withCurrentEntry(named: name) { stored in
+            guard let stored else { return nil }
+            let entry = if let body = stored.body {
+                try PropertyEntry.decodeBody(body, datestamp: stored.datestamp)
+            } else {
+                try historyEntry(id: id, name: name, datestamp: stored.datestamp, sequence: stored.sequence)
+            }
+            return LatestEntry(entry: entry, sequence: stored.sequence)
+        }
     }
 
     /// The property entry a header's current entry stands for (read from the history when the
@@ -108,7 +113,7 @@ public class EntityReadContext {
     /// The current entry of every property of entity `id` (removals included), by key.
     func latestEntries(id: EntityID) throws -> [(key: String, latest: LatestEntry)] {
         guard let header = try header(id) else { return [] }
-        return try header.current.map { current in
+        return try header.currentEntries().map { current in
             (try Self.decodeName(current.name), LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence))
         }
     }
@@ -121,7 +126,7 @@ public class EntityReadContext {
         var properties: [String: PropertyEntry] = [:]
         if let header = pendingHeader(id) {
             guard !header.isDeleted else { return nil }
-            for current in header.current {
+            for current in try header.currentEntries() {
                 let key: String
                 if let keys {
                     guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
@@ -147,7 +152,7 @@ public class EntityReadContext {
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
-                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { Self.equal($0, stored.name) } }) else { return }
+                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
                 key = wanted.key
             } else {
                 key = try RecordHeader.decodeName(stored.name)
@@ -165,10 +170,6 @@ public class EntityReadContext {
             if entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
-    }
-
-    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
-        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
     }
 
     // MARK: Resolving references
@@ -401,8 +402,7 @@ public class EntityReadContext {
     func indexState(of id: EntityID, name: [UInt8]) throws -> (type: String, sequence: UInt64?)? {
         if let header = pendingHeader(id) {
             guard !header.isDeleted else { return nil }
-            let (index, found) = header.position(of: name)
-            return (header.type, found ? header.current[index].sequence : nil)
+            return (header.type, try header.withCurrentEntry(named: name) { $0?.sequence })
         }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
@@ -410,7 +410,7 @@ public class EntityReadContext {
         let header = try bytes.withUnsafeBytes { raw in
             try name.withUnsafeBytes { wanted in
                 try RecordHeader.decode(raw, typeName: typeName) { stored in
-                    if Self.equal(stored.name, wanted) { sequence = stored.sequence }
+                    if RecordHeader.equal(stored.name, wanted) { sequence = stored.sequence }
                 }
             }
         }

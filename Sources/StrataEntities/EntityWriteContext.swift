@@ -54,9 +54,9 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Changes the header of `id` in place, keeping it to be written at the end of the
     /// transaction; the header was looked up (it is pending or read) before.
-    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) -> Void) {
+    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) throws -> Void) rethrows {
         if pendingHeaders[id] == nil, let read = readHeaders.removeValue(forKey: id) { pendingHeaders[id] = read }
-        change(&pendingHeaders[id]!)
+        try change(&pendingHeaders[id]!)
     }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
@@ -327,8 +327,8 @@ public final class EntityWriteContext: EntityReadContext {
         // A current entry changes the header (and so does a later datestamp, which only a
         // current entry can have): updated in place, written at the end of the transaction.
         if isCurrent {
-            updatePendingHeader(of: id) { header in
-                header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+            try updatePendingHeader(of: id) { header in
+                try header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
                 if entry.datestamp > header.modified { header.modified = entry.datestamp }
             }
         }
@@ -389,7 +389,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try removeOwnData(of: id, header: header)
                 header.isDeleted = true
                 header.modified = stamp
-                header.current = []
+                header.setCurrentEntries([])
                 setPending(header, of: id)
                 resolved = resolved.filter { $0.value != id }
                 note(id, EntityChange(kind: .deleted))
@@ -472,7 +472,7 @@ public final class EntityWriteContext: EntityReadContext {
                 var reader = OrderedKeyReader(raw)
                 try reader.skipEscaped(reading: "index key name")
                 let prefix = UnsafeRawBufferPointer(rebasing: raw[0..<reader.offset])
-                if !lastName.withUnsafeBytes({ Self.equal($0, prefix) }) { lastName = Array(prefix) }
+                if !lastName.withUnsafeBytes({ RecordHeader.equal($0, prefix) }) { lastName = Array(prefix) }
                 return lastName
             }
             let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
