@@ -152,11 +152,13 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Checks every name a reference may write (its type and initial keys) before anything is written.
     func check(_ references: [EntityReference]) throws {
-        for reference in references {
-            if let type = reference.type { try checkTypeLabel(type) }
-            if case .property(let key, _) = reference.match { try checkKey(key) }
-            for key in reference.initialProperties.keys { try checkKey(key) }
-        }
+        for reference in references { try check(reference) }
+    }
+
+    func check(_ reference: EntityReference) throws {
+        if let type = reference.type { try checkTypeLabel(type) }
+        if case .property(let key, _) = reference.match { try checkKey(key) }
+        for key in reference.initialProperties.keys { try checkKey(key) }
     }
 
     // MARK: Resolving and creating
@@ -219,28 +221,32 @@ public final class EntityWriteContext: EntityReadContext {
     ///   refers to an entity that does not exist); the size errors before anything is written.
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation {
-            try set(Dictionary(references.map { ($0, properties) }, uniquingKeysWith: { first, _ in first }), at: datestamp)
-        }
+        try operation { try setEach(references.lazy.map { ($0, properties) }, at: datestamp) }
     }
 
     /// Sets different properties on each entity (see `set(_:of:at:)`).
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation {
-            for (reference, properties) in changes {
-                try check([reference])
-                for key in properties.keys { try checkKey(key) }
-            }
-            let stamp = datestamp ?? self.datestamp
-            var ids: [EntityReference: EntityID] = [:]
-            for (reference, properties) in changes {
-                let id = try require(reference)
-                for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
-                ids[reference] = id
-            }
-            return ids
+        try operation { try setEach(changes.lazy.map { ($0.key, $0.value) }, at: datestamp) }
+    }
+
+    /// Both `set` forms: every name is checked before anything is written, then the changes are
+    /// applied in order (a reference met again is skipped: the first one wins).
+    private func setEach<Changes: Sequence>(_ changes: Changes, at datestamp: Date?) throws -> [EntityReference: EntityID]
+    where Changes.Element == (EntityReference, [String: EntityValue]) {
+        for (reference, properties) in changes {
+            try check(reference)
+            for key in properties.keys { try checkKey(key) }
         }
+        let stamp = datestamp ?? self.datestamp
+        var ids: [EntityReference: EntityID] = [:]
+        ids.reserveCapacity(changes.underestimatedCount)
+        for (reference, properties) in changes where ids[reference] == nil {
+            let id = try require(reference)
+            for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+            ids[reference] = id
+        }
+        return ids
     }
 
     /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
