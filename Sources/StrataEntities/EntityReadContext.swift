@@ -82,7 +82,12 @@ public class EntityReadContext {
     /// the entity's header (see `RecordHeader`).
     func latest(id: EntityID, name: [UInt8]) throws -> LatestEntry? {
         guard let header = try header(id) else { return nil }
-        return try header.withCurrentEntry(named: name) { stored in
+        return try latest(id: id, name: name, in: header)
+    }
+
+    /// `latest(id:name:)` with the entity's header at hand.
+    func latest(id: EntityID, name: [UInt8], in header: RecordHeader) throws -> LatestEntry? {
+        try header.withCurrentEntry(named: name) { stored in
             guard let stored else { return nil }
             let entry = if let body = stored.body {
                 try PropertyEntry.decodeBody(body, datestamp: stored.datestamp)
@@ -146,14 +151,18 @@ public class EntityReadContext {
 
     /// `record(of:keys:)` from the stored bytes of the entity's header.
     func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties: [String: PropertyEntry] = [:]
-        if let keys { properties.reserveCapacity(keys.count) }
+        var properties = [String: PropertyEntry](minimumCapacity: keys?.count ?? 8)
         var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
-                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
-                key = wanted.key
+                var wanted: String?
+                for candidate in keys where candidate.name.withUnsafeBytes({ RecordHeader.equal($0, stored.name) }) {
+                    wanted = candidate.key
+                    break
+                }
+                guard let wanted else { return }
+                key = wanted
             } else {
                 key = try RecordHeader.decodeName(stored.name)
             }

@@ -14,8 +14,10 @@ public final class EntityWriteContext: EntityReadContext {
     public let datestamp: Date
     private var sequence: UInt64?
     private var sequenceChanged = false
-    /// Headers changed in this transaction, written once at the end.
-    private var pendingHeaders: [EntityID: RecordHeader] = [:]
+    /// Headers this transaction read or changed; the changed ones are written once at its end.
+    /// Read ones are kept because an operation looks an entity's header up when it resolves the
+    /// reference and again when it appends: one descent is enough.
+    private var headers: [EntityID: (header: RecordHeader, changed: Bool)] = [:]
     private var changes: [EntityID: EntityChange] = [:]
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
@@ -36,34 +38,32 @@ public final class EntityWriteContext: EntityReadContext {
         return tree
     }
 
-    override func pendingHeader(_ id: EntityID) -> RecordHeader? { pendingHeaders[id] ?? readHeaders[id] }
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { headers[id]?.header }
 
-    /// Headers read from the tree in this transaction: an operation looks an entity's header
-    /// up when it resolves the reference and again when it appends, one descent is enough.
-    private var readHeaders: [EntityID: RecordHeader] = [:]
     /// Identifiers found to have no header in this transaction (and not created since: a
-    /// pending header is looked at first). Creating by identifier looks twice: does the
+    /// known header is looked at first). Creating by identifier looks twice: does the
     /// reference resolve, and was the identifier ever used.
     private var absent: Set<EntityID> = []
 
     /// Keeps `header` to be written at the end of the transaction.
     private func setPending(_ header: RecordHeader, of id: EntityID) {
-        readHeaders[id] = nil
-        pendingHeaders[id] = header
+        headers[id] = (header, true)
     }
 
-    /// Changes the header of `id` in place, keeping it to be written at the end of the
-    /// transaction; the header was looked up (it is pending or read) before.
-    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) throws -> Void) rethrows {
-        if pendingHeaders[id] == nil, let read = readHeaders.removeValue(forKey: id) { pendingHeaders[id] = read }
-        try change(&pendingHeaders[id]!)
+    /// Changes the header of `id` in place (one hash lookup, no copy of its bytes), keeping it
+    /// to be written at the end of the transaction.
+    /// - Throws: `EntityError.corrupt` when the header was not looked up before (a bug).
+    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) throws -> Void) throws {
+        guard let index = headers.index(forKey: id) else { throw EntityError.corrupt(reason: "entity \(id) changed before its record was read") }
+        headers.values[index].changed = true
+        try change(&headers.values[index].header)
     }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
-        if let known = pendingHeader(id) { return known }
+        if let known = headers[id] { return known.header }
         if absent.contains(id) { return nil }
         let header = try super.header(id)
-        if let header { readHeaders[id] = header } else { absent.insert(id) }
+        if let header { headers[id] = (header, false) } else { absent.insert(id) }
         return header
     }
 
@@ -120,9 +120,9 @@ public final class EntityWriteContext: EntityReadContext {
     /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
     func finish() throws {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
-        if !pendingHeaders.isEmpty {
+        if headers.values.contains(where: \.changed) {
             let entries = try writableTree(EntityLayout.entries)
-            for (id, header) in pendingHeaders { try write.put(EntityLayout.headerKey(id.bytes), header.encoded(), in: entries) }
+            for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id.bytes), known.header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
@@ -205,7 +205,7 @@ public final class EntityWriteContext: EntityReadContext {
 
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
         let sequence = try nextSequence()
-        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type)
+        setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
         try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
         createdEntities.insert(id)
@@ -306,11 +306,15 @@ public final class EntityWriteContext: EntityReadContext {
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
-        // The previous current entry, read before the new one lands in its range.
-        let previous = isNew ? nil : try latest(id: id, name: name)
+        // The previous current entry, read before the new one lands in its range. (The header
+        // copy ends with the block: changed below while still shared, its bytes would be copied.)
+        let previous: LatestEntry?
+        do {
+            guard let header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
+            previous = isNew ? nil : try latest(id: id, name: name, in: header)
+        }
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
-        guard try header(id) != nil else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
         if isCurrent {
@@ -341,9 +345,18 @@ public final class EntityWriteContext: EntityReadContext {
         noteUpdate(id, key: key)
     }
 
+    /// The `values` key of `value` set by entry `sequence`: `EntityLayout.indexedValue` built in
+    /// one buffer.
     private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
-        let (bytes, truncated) = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: maximumKeySize)
-        return (name + bytes + EntityLayout.sequenceBytes(sequence), truncated)
+        var writer = OrderedKeyWriter(reservingCapacity: name.count + 24 + EntityLayout.sequenceBytes)
+        name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+        EntityValueCoding.encode(value, into: &writer)
+        var key = writer.bytes
+        let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
+        let truncated = key.count - name.count > room
+        if truncated { key.removeLast(key.count - name.count - room) }
+        withUnsafeBytes(of: sequence.bigEndian) { key.append(contentsOf: $0) }
+        return (key, truncated)
     }
 
     /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
