@@ -98,6 +98,17 @@ enum EntityLayout {
 
     static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
 
+    static func headerKey(_ id: EntityID) -> [UInt8] { key(id, headerName) }
+
+    /// The 16 bytes of `id` followed by `suffix`, in one allocation.
+    static func key(_ id: EntityID, _ suffix: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(16 + suffix.count)
+        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+        key.append(contentsOf: suffix)
+        return key
+    }
+
     /// The header keys of `ids`, as slices of one buffer (for a batched lookup).
     static func headerKeys(_ ids: [EntityID]) -> [ArraySlice<UInt8>] {
         let width = 16 + headerName.count

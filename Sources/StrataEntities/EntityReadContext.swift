@@ -46,7 +46,7 @@ public class EntityReadContext {
     func header(_ id: EntityID) throws -> RecordHeader? {
         if let pending = pendingHeader(id) { return pending }
         guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
     }
 
@@ -145,7 +145,7 @@ public class EntityReadContext {
             return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
         }
         guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { raw in try record(of: id, header: raw, keys: keys) }
     }
 
@@ -275,7 +275,7 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
-        let prefix = id.bytes + encodedName(key)
+        let prefix = EntityLayout.key(id, encodedName(key))
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
@@ -414,7 +414,7 @@ public class EntityReadContext {
             return (header.type, try header.withCurrentEntry(named: name) { $0?.sequence })
         }
         guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         var sequence: UInt64?
         let header = try bytes.withUnsafeBytes { raw in
             try name.withUnsafeBytes { wanted in

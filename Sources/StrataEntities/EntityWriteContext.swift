@@ -122,7 +122,7 @@ public final class EntityWriteContext: EntityReadContext {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
         if headers.values.contains(where: \.changed) {
             let entries = try writableTree(EntityLayout.entries)
-            for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id.bytes), known.header.encoded(), in: entries) }
+            for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id), known.header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
