@@ -351,7 +351,12 @@ public class EntityReadContext {
         try matching(key: key, range: range, type: type, limit: limit, order: order)
     }
 
+    /// Called before the `values` index is read: a write context writes the index entries it
+    /// keeps back first (see `EntityWriteContext.flushValueIndex`).
+    func flushValueIndex() throws {}
+
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
+        try flushValueIndex()
         guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
         let name = EntityLayout.encodedName(key)
         let lower = range.lower?.orderedBytes

@@ -116,10 +116,36 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
+    /// `values` entries this transaction added and has not written yet. Why kept back: a write
+    /// alternates between trees (history entry, index entry, history entry...), so every put
+    /// would descend from the root; written together in key order, consecutive entries of one
+    /// group land on the leaf the previous put left dirty and skip the descent.
+    private var pendingIndexEntries: [(key: [UInt8], value: [UInt8])] = []
+
+    /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
+    /// in that index and at the end of the transaction. If it throws, the context is failed (the
+    /// index may be half written).
+    override func flushValueIndex() throws {
+        guard !pendingIndexEntries.isEmpty else { return }
+        do {
+            pendingIndexEntries.sort { lhs, rhs in
+                lhs.key.withUnsafeBytes { left in rhs.key.withUnsafeBytes { right in RecordHeader.precedes(left, right) } }
+            }
+            let values = try writableTree(EntityLayout.values)
+            for entry in pendingIndexEntries { try write.put(entry.key, entry.value, in: values) }
+            pendingIndexEntries.removeAll(keepingCapacity: true)
+        } catch {
+            if failure == nil { failure = error }
+            throw error
+        }
+    }
+
+    /// Writes what this transaction kept for its end: value index entries, record headers, the
+    /// sequence, the change log.
     /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
     func finish() throws {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
+        try flushValueIndex()
         if headers.values.contains(where: \.changed) {
             let entries = try writableTree(EntityLayout.entries)
             for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id), known.header.encoded(), in: entries) }
@@ -360,10 +386,10 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
-    /// the entry numbered `sequence`.
+    /// the entry numbered `sequence` (the `values` entry is kept back: `pendingIndexEntries`).
     private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
         let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
-        try write.put(key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes, in: try writableTree(EntityLayout.values))
+        pendingIndexEntries.append((key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -373,6 +399,7 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Removes the index entries `index(_:name:id:sequence:)` added.
     private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        try flushValueIndex()
         try write.delete(valueIndexKey(value, name: name, sequence: sequence).key, in: try writableTree(EntityLayout.values))
         try unindexReferences(value, name: name, id: id)
     }
@@ -389,7 +416,9 @@ public final class EntityWriteContext: EntityReadContext {
 
     // MARK: Deleting
 
-    /// Deletes the entities the references denote, with their whole history and index entries.
+    /// Deletes the entities the references denote, with their whole history and index entries
+    /// (value index entries of values they no longer had stay until `compactHistory`; queries
+    /// never return them).
     ///
     /// The rule for relationships: every property of another entity whose current value refers
     /// to a deleted entity gets a new entry without it, dated `datestamp` (or its current
@@ -480,6 +509,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Deletes every `values` entry that is not its entity's current entry (see `EntityLayout`):
     /// a pass over the index with a header lookup per entry.
     private func removeStaleIndexEntries() throws {
+        try flushValueIndex()
         guard let values = try tree(EntityLayout.values) else { return }
         var stale: [[UInt8]] = []
         var lastName: [UInt8] = [] // the encoded key of the previous entry: runs of one key

@@ -23,6 +23,30 @@ import Testing
         }
     }
 
+    /// A write context keeps its index entries back until the index is read or the transaction
+    /// ends: its own queries, get-or-create by another reference, and a deletion in the same
+    /// transaction see them.
+    @Test func aTransactionSeesItsOwnIndexEntries() throws {
+        let store = try EntityStore.inMemory()
+        let ids = try store.writeNow { tx in
+            let ada = try #require(try tx.resolve([.new("person", with: ["name": "Ada", "n": 1])]).values.first)
+            let grace = try #require(try tx.resolve([.new("person", with: ["name": "Grace", "n": 1])]).values.first)
+            #expect(try tx.entities(where: "name", equals: "Ada") == [ada])
+            #expect(try tx.entities(where: "n", equals: 1) == [ada, grace])
+            // Another reference to the same name (untyped: another memo key) finds her.
+            let again = EntityReference.named("Ada").createIfMissing(as: "person")
+            #expect(try tx.resolve([again])[again] == ada)
+            try tx.delete([.id(grace)])
+            try tx.set(["n": 2], of: [.id(ada)])
+            #expect(try tx.entities(where: "n", equals: 1).isEmpty)
+            return (ada, grace)
+        }
+        try store.readNow { (tx: EntityReadContext) throws in
+            #expect(try tx.entities(where: "n", equals: 2) == [ids.0])
+            #expect(try tx.entities(where: "name", equals: "Grace").isEmpty)
+        }
+    }
+
     @Test func staleEntriesAreNeverFound() throws {
         let directory = TemporaryDirectory("entities")
         var store: EntityStore<ReadWrite>? = try EntityStore(at: directory.path)
