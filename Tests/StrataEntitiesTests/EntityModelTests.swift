@@ -52,7 +52,9 @@ import Testing
             }
         }
 
-        for round in 0..<240 {
+        // STRATA_ENTITY_ROUNDS runs a longer sequence (the default keeps `swift test` quick).
+        let rounds = ProcessInfo.processInfo.environment["STRATA_ENTITY_ROUNDS"].flatMap(Int.init) ?? 240
+        for round in 0..<rounds {
             var pending = model
             // Per transaction, as the store does: references resolved once keep their entity.
             var memo: [EntityReference: EntityID] = [:]
