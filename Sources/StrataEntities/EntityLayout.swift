@@ -10,7 +10,7 @@ import StrataCore
 /// | entries | id, `headerName` | `RecordHeader` (live or deleted, created, modified, creation sequence, type, current entries) |
 /// | entries | id, key, datestamp, sequence | entry body (label, value or tombstone) |
 /// | types | type, creation sequence | id |
-/// | values | key, value, sequence of the current entry | id, then `truncatedMark` when the value was cut to fit |
+/// | values | key, value, sequence of the entry that set it | id, then `truncatedMark` when the value was cut to fit |
 /// | references | target id, key, source id | empty |
 /// | log | generation | the commit's changes (see `EntityChangeLog`) |
 /// | meta | name | the next sequence number |
@@ -36,7 +36,15 @@ import StrataCore
 /// write finds the entry it supersedes there. The header's key sorts before every property of
 /// the entity: `headerName` is the encoding of the empty string, and property keys are never
 /// empty. The header's current entries and the `types`, `values` and `references` indexes are
-/// derived: they follow from the history and every write keeps them exact in the same transaction.
+/// derived: they follow from the history and every write keeps them in the same transaction.
+///
+/// Why the `values` index is lazy: a write adds the entry of the new current value but leaves
+/// the superseded value's entry (stale) instead of deleting it, because that delete lands on a
+/// random leaf of the index (the old value's place) and would cost every property change a
+/// second copied leaf. An entry is current exactly when its trailing sequence is the sequence
+/// of its entity's current entry of that key (the header holds it), so a query checks that and
+/// skips stale entries (and those of deleted entities); `compactHistory` removes them. The
+/// header, `types` and `references` are kept exact.
 enum EntityLayout {
     static let entries = "entities.entries"
     /// The key part naming the header (the ordered encoding of "").
@@ -51,8 +59,9 @@ enum EntityLayout {
     /// The layout this build reads and writes, stored in `meta` under `versionName`. Layout 1
     /// (before current entries moved into the header and the indexes ended in sequence numbers)
     /// had no version: its headers would decode into wrong labels silently, so a store with
-    /// entities but without this version is refused.
-    static let version: UInt64 = 2
+    /// entities but without this version is refused. Layout 3 made the `values` index lazy
+    /// (stale entries): a build of layout 2 would return them from queries, so the version says so.
+    static let version: UInt64 = 3
     static let versionName = "layout"
     static let versionBytes: [UInt8] = withUnsafeBytes(of: version.bigEndian) { Array($0) }
 
@@ -88,6 +97,17 @@ enum EntityLayout {
     static func datestampBytes(_ date: Date) -> [UInt8] { date.orderedKeyBytes }
 
     static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
+
+    static func headerKey(_ id: EntityID) -> [UInt8] { key(id, headerName) }
+
+    /// The 16 bytes of `id` followed by `suffix`, in one allocation.
+    static func key(_ id: EntityID, _ suffix: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(16 + suffix.count)
+        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+        key.append(contentsOf: suffix)
+        return key
+    }
 
     /// The header keys of `ids`, as slices of one buffer (for a batched lookup).
     static func headerKeys(_ ids: [EntityID]) -> [ArraySlice<UInt8>] {

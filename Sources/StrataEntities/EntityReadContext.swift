@@ -46,7 +46,7 @@ public class EntityReadContext {
     func header(_ id: EntityID) throws -> RecordHeader? {
         if let pending = pendingHeader(id) { return pending }
         guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
     }
 
@@ -67,7 +67,7 @@ public class EntityReadContext {
 
     /// The type label whose ordered encoding is `raw`.
     func typeName(_ raw: UnsafeRawBufferPointer) throws -> String {
-        if let lastType, lastType.encoded.withUnsafeBytes({ Self.equal($0, raw) }) { return lastType.name }
+        if let lastType, lastType.encoded.withUnsafeBytes({ RecordHeader.equal($0, raw) }) { return lastType.name }
         let name = try RecordHeader.decodeName(raw)
         lastType = (Array(raw), name)
         return name
@@ -82,10 +82,20 @@ public class EntityReadContext {
     /// the entity's header (see `RecordHeader`).
     func latest(id: EntityID, name: [UInt8]) throws -> LatestEntry? {
         guard let header = try header(id) else { return nil }
-        let (index, found) = header.position(of: name)
-        guard found else { return nil }
-        let current = header.current[index]
-        return LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence)
+        return try latest(id: id, name: name, in: header)
+    }
+
+    /// `latest(id:name:)` with the entity's header at hand.
+    func latest(id: EntityID, name: [UInt8], in header: RecordHeader) throws -> LatestEntry? {
+        try header.withCurrentEntry(named: name) { stored in
+            guard let stored else { return nil }
+            let entry = if let body = stored.body {
+                try PropertyEntry.decodeBody(body, datestamp: stored.datestamp)
+            } else {
+                try historyEntry(id: id, name: name, datestamp: stored.datestamp, sequence: stored.sequence)
+            }
+            return LatestEntry(entry: entry, sequence: stored.sequence)
+        }
     }
 
     /// The property entry a header's current entry stands for (read from the history when the
@@ -108,7 +118,7 @@ public class EntityReadContext {
     /// The current entry of every property of entity `id` (removals included), by key.
     func latestEntries(id: EntityID) throws -> [(key: String, latest: LatestEntry)] {
         guard let header = try header(id) else { return [] }
-        return try header.current.map { current in
+        return try header.currentEntries().map { current in
             (try Self.decodeName(current.name), LatestEntry(entry: try entry(id: id, current: current), sequence: current.sequence))
         }
     }
@@ -121,7 +131,7 @@ public class EntityReadContext {
         var properties: [String: PropertyEntry] = [:]
         if let header = pendingHeader(id) {
             guard !header.isDeleted else { return nil }
-            for current in header.current {
+            for current in try header.currentEntries() {
                 let key: String
                 if let keys {
                     guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
@@ -135,20 +145,24 @@ public class EntityReadContext {
             return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
         }
         guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id.bytes), in: entries) else { return nil }
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { raw in try record(of: id, header: raw, keys: keys) }
     }
 
     /// `record(of:keys:)` from the stored bytes of the entity's header.
     func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties: [String: PropertyEntry] = [:]
-        if let keys { properties.reserveCapacity(keys.count) }
+        var properties = [String: PropertyEntry](minimumCapacity: keys?.count ?? 8)
         var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
-                guard let wanted = keys.first(where: { $0.name.withUnsafeBytes { Self.equal($0, stored.name) } }) else { return }
-                key = wanted.key
+                var wanted: String?
+                for candidate in keys where candidate.name.withUnsafeBytes({ RecordHeader.equal($0, stored.name) }) {
+                    wanted = candidate.key
+                    break
+                }
+                guard let wanted else { return }
+                key = wanted
             } else {
                 key = try RecordHeader.decodeName(stored.name)
             }
@@ -165,10 +179,6 @@ public class EntityReadContext {
             if entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
-    }
-
-    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
-        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
     }
 
     // MARK: Resolving references
@@ -265,7 +275,7 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
-        let prefix = id.bytes + encodedName(key)
+        let prefix = EntityLayout.key(id, encodedName(key))
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
         try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
@@ -341,7 +351,12 @@ public class EntityReadContext {
         try matching(key: key, range: range, type: type, limit: limit, order: order)
     }
 
+    /// Called before the `values` index is read: a write context writes the index entries it
+    /// keeps back first (see `EntityWriteContext.flushValueIndex`).
+    func flushValueIndex() throws {}
+
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
+        try flushValueIndex()
         guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
         let name = EntityLayout.encodedName(key)
         let lower = range.lower?.orderedBytes
@@ -364,6 +379,10 @@ public class EntityReadContext {
             if let limit, found.count >= limit, indexed != lastIndexed { return false }
             let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
             let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
+            // A stale entry (its value was superseded, or its entity deleted) is skipped: the
+            // entity's current entry of `key` must be the one the index entry was written for.
+            guard let state = try indexState(of: id, name: name), state.sequence == sequence else { return true }
+            if let type, state.type != type { return true }
             var encoded = Array(indexed)
             if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
@@ -378,7 +397,6 @@ public class EntityReadContext {
                 let beyond = range.upperInclusive ? upper.lexicographicallyPrecedes(encoded) : !encoded.lexicographicallyPrecedes(upper)
                 if beyond { return true }
             }
-            if let type, try liveHeader(id)?.type != type { return true }
             found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
@@ -390,6 +408,27 @@ public class EntityReadContext {
             found.sort { order == .ascending ? precedes($0, $1) : precedes($1, $0) }
         }
         return Array(found.prefix(limit ?? found.count).map(\.id))
+    }
+
+    /// The type of live entity `id` and the sequence of its current entry of property `name`
+    /// (nil when it has none), or nil when the entity is deleted or missing: what decides
+    /// whether a `values` index entry is current. Reads the stored header without copying it.
+    func indexState(of id: EntityID, name: [UInt8]) throws -> (type: String, sequence: UInt64?)? {
+        if let header = pendingHeader(id) {
+            guard !header.isDeleted else { return nil }
+            return (header.type, try header.withCurrentEntry(named: name) { $0?.sequence })
+        }
+        guard let entries = try tree(EntityLayout.entries),
+              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
+        var sequence: UInt64?
+        let header = try bytes.withUnsafeBytes { raw in
+            try name.withUnsafeBytes { wanted in
+                try RecordHeader.decode(raw, typeName: typeName) { stored in
+                    if RecordHeader.equal(stored.name, wanted) { sequence = stored.sequence }
+                }
+            }
+        }
+        return header.isDeleted ? nil : (header.type, sequence)
     }
 
     /// The properties of other entities whose current value refers to the entity (through

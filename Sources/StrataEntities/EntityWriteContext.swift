@@ -14,8 +14,10 @@ public final class EntityWriteContext: EntityReadContext {
     public let datestamp: Date
     private var sequence: UInt64?
     private var sequenceChanged = false
-    /// Headers changed in this transaction, written once at the end.
-    private var pendingHeaders: [EntityID: RecordHeader] = [:]
+    /// Headers this transaction read or changed; the changed ones are written once at its end.
+    /// Read ones are kept because an operation looks an entity's header up when it resolves the
+    /// reference and again when it appends: one descent is enough.
+    private var headers: [EntityID: (header: RecordHeader, changed: Bool)] = [:]
     private var changes: [EntityID: EntityChange] = [:]
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
@@ -36,34 +38,32 @@ public final class EntityWriteContext: EntityReadContext {
         return tree
     }
 
-    override func pendingHeader(_ id: EntityID) -> RecordHeader? { pendingHeaders[id] ?? readHeaders[id] }
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { headers[id]?.header }
 
-    /// Headers read from the tree in this transaction: an operation looks an entity's header
-    /// up when it resolves the reference and again when it appends, one descent is enough.
-    private var readHeaders: [EntityID: RecordHeader] = [:]
     /// Identifiers found to have no header in this transaction (and not created since: a
-    /// pending header is looked at first). Creating by identifier looks twice: does the
+    /// known header is looked at first). Creating by identifier looks twice: does the
     /// reference resolve, and was the identifier ever used.
     private var absent: Set<EntityID> = []
 
     /// Keeps `header` to be written at the end of the transaction.
     private func setPending(_ header: RecordHeader, of id: EntityID) {
-        readHeaders[id] = nil
-        pendingHeaders[id] = header
+        headers[id] = (header, true)
     }
 
-    /// Changes the header of `id` in place, keeping it to be written at the end of the
-    /// transaction; the header was looked up (it is pending or read) before.
-    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) -> Void) {
-        if pendingHeaders[id] == nil, let read = readHeaders.removeValue(forKey: id) { pendingHeaders[id] = read }
-        change(&pendingHeaders[id]!)
+    /// Changes the header of `id` in place (one hash lookup, no copy of its bytes), keeping it
+    /// to be written at the end of the transaction.
+    /// - Throws: `EntityError.corrupt` when the header was not looked up before (a bug).
+    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) throws -> Void) throws {
+        guard let index = headers.index(forKey: id) else { throw EntityError.corrupt(reason: "entity \(id) changed before its record was read") }
+        headers.values[index].changed = true
+        try change(&headers.values[index].header)
     }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
-        if let known = pendingHeader(id) { return known }
+        if let known = headers[id] { return known.header }
         if absent.contains(id) { return nil }
         let header = try super.header(id)
-        if let header { readHeaders[id] = header } else { absent.insert(id) }
+        if let header { headers[id] = (header, false) } else { absent.insert(id) }
         return header
     }
 
@@ -116,13 +116,39 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// Writes what this transaction kept for its end: record headers, the sequence, the change log.
+    /// `values` entries this transaction added and has not written yet. Why kept back: a write
+    /// alternates between trees (history entry, index entry, history entry...), so every put
+    /// would descend from the root; written together in key order, consecutive entries of one
+    /// group land on the leaf the previous put left dirty and skip the descent.
+    private var pendingIndexEntries: [(key: [UInt8], value: [UInt8])] = []
+
+    /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
+    /// in that index and at the end of the transaction. If it throws, the context is failed (the
+    /// index may be half written).
+    override func flushValueIndex() throws {
+        guard !pendingIndexEntries.isEmpty else { return }
+        do {
+            pendingIndexEntries.sort { lhs, rhs in
+                lhs.key.withUnsafeBytes { left in rhs.key.withUnsafeBytes { right in RecordHeader.precedes(left, right) } }
+            }
+            let values = try writableTree(EntityLayout.values)
+            for entry in pendingIndexEntries { try write.put(entry.key, entry.value, in: values) }
+            pendingIndexEntries.removeAll(keepingCapacity: true)
+        } catch {
+            if failure == nil { failure = error }
+            throw error
+        }
+    }
+
+    /// Writes what this transaction kept for its end: value index entries, record headers, the
+    /// sequence, the change log.
     /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
     func finish() throws {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
-        if !pendingHeaders.isEmpty {
+        try flushValueIndex()
+        if headers.values.contains(where: \.changed) {
             let entries = try writableTree(EntityLayout.entries)
-            for (id, header) in pendingHeaders { try write.put(EntityLayout.headerKey(id.bytes), header.encoded(), in: entries) }
+            for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id), known.header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
@@ -152,11 +178,13 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Checks every name a reference may write (its type and initial keys) before anything is written.
     func check(_ references: [EntityReference]) throws {
-        for reference in references {
-            if let type = reference.type { try checkTypeLabel(type) }
-            if case .property(let key, _) = reference.match { try checkKey(key) }
-            for key in reference.initialProperties.keys { try checkKey(key) }
-        }
+        for reference in references { try check(reference) }
+    }
+
+    func check(_ reference: EntityReference) throws {
+        if let type = reference.type { try checkTypeLabel(type) }
+        if case .property(let key, _) = reference.match { try checkKey(key) }
+        for key in reference.initialProperties.keys { try checkKey(key) }
     }
 
     // MARK: Resolving and creating
@@ -203,7 +231,7 @@ public final class EntityWriteContext: EntityReadContext {
 
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
         let sequence = try nextSequence()
-        pendingHeaders[id] = RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type)
+        setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
         try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
         note(id, EntityChange(kind: .created))
         createdEntities.insert(id)
@@ -219,28 +247,32 @@ public final class EntityWriteContext: EntityReadContext {
     ///   refers to an entity that does not exist); the size errors before anything is written.
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation {
-            try set(Dictionary(references.map { ($0, properties) }, uniquingKeysWith: { first, _ in first }), at: datestamp)
-        }
+        try operation { try setEach(references.lazy.map { ($0, properties) }, at: datestamp) }
     }
 
     /// Sets different properties on each entity (see `set(_:of:at:)`).
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation {
-            for (reference, properties) in changes {
-                try check([reference])
-                for key in properties.keys { try checkKey(key) }
-            }
-            let stamp = datestamp ?? self.datestamp
-            var ids: [EntityReference: EntityID] = [:]
-            for (reference, properties) in changes {
-                let id = try require(reference)
-                for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
-                ids[reference] = id
-            }
-            return ids
+        try operation { try setEach(changes.lazy.map { ($0.key, $0.value) }, at: datestamp) }
+    }
+
+    /// Both `set` forms: every name is checked before anything is written, then the changes are
+    /// applied in order (a reference met again is skipped: the first one wins).
+    private func setEach<Changes: Sequence>(_ changes: Changes, at datestamp: Date?) throws -> [EntityReference: EntityID]
+    where Changes.Element == (EntityReference, [String: EntityValue]) {
+        for (reference, properties) in changes {
+            try check(reference)
+            for key in properties.keys { try checkKey(key) }
         }
+        let stamp = datestamp ?? self.datestamp
+        var ids: [EntityReference: EntityID] = [:]
+        ids.reserveCapacity(changes.underestimatedCount)
+        for (reference, properties) in changes where ids[reference] == nil {
+            let id = try require(reference)
+            for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+            ids[reference] = id
+        }
+        return ids
     }
 
     /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
@@ -300,11 +332,15 @@ public final class EntityWriteContext: EntityReadContext {
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
-        // The previous current entry, read before the new one lands in its range.
-        let previous = isNew ? nil : try latest(id: id, name: name)
+        // The previous current entry, read before the new one lands in its range. (The header
+        // copy ends with the block: changed below while still shared, its bytes would be copied.)
+        let previous: LatestEntry?
+        do {
+            guard let header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
+            previous = isNew ? nil : try latest(id: id, name: name, in: header)
+        }
         let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
         try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
-        guard try header(id) != nil else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
         if isCurrent {
@@ -319,30 +355,41 @@ public final class EntityWriteContext: EntityReadContext {
                     }
                 }
             }
-            if let previous, let old = previous.entry.value { try unindex(old, name: name, id: id, sequence: previous.sequence) }
+            // The superseded value's `values` entry stays: it is stale (its sequence is no longer
+            // the current entry's), queries skip it and compaction removes it (see `EntityLayout`).
+            if let previous, let old = previous.entry.value { try unindexReferences(old, name: name, id: id) }
             if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
         }
         // A current entry changes the header (and so does a later datestamp, which only a
         // current entry can have): updated in place, written at the end of the transaction.
         if isCurrent {
-            updatePendingHeader(of: id) { header in
-                header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+            try updatePendingHeader(of: id) { header in
+                try header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
                 if entry.datestamp > header.modified { header.modified = entry.datestamp }
             }
         }
         noteUpdate(id, key: key)
     }
 
+    /// The `values` key of `value` set by entry `sequence`: `EntityLayout.indexedValue` built in
+    /// one buffer.
     private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
-        let (bytes, truncated) = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: maximumKeySize)
-        return (name + bytes + EntityLayout.sequenceBytes(sequence), truncated)
+        var writer = OrderedKeyWriter(reservingCapacity: name.count + 24 + EntityLayout.sequenceBytes)
+        name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+        EntityValueCoding.encode(value, into: &writer)
+        var key = writer.bytes
+        let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
+        let truncated = key.count - name.count > room
+        if truncated { key.removeLast(key.count - name.count - room) }
+        withUnsafeBytes(of: sequence.bigEndian) { key.append(contentsOf: $0) }
+        return (key, truncated)
     }
 
     /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
-    /// the entry numbered `sequence`.
+    /// the entry numbered `sequence` (the `values` entry is kept back: `pendingIndexEntries`).
     private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
         let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
-        try write.put(key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes, in: try writableTree(EntityLayout.values))
+        pendingIndexEntries.append((key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -352,7 +399,14 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Removes the index entries `index(_:name:id:sequence:)` added.
     private func unindex(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
+        try flushValueIndex()
         try write.delete(valueIndexKey(value, name: name, sequence: sequence).key, in: try writableTree(EntityLayout.values))
+        try unindexReferences(value, name: name, id: id)
+    }
+
+    /// Removes the `references` entries of `value`, a value of property `name` of `id` that is
+    /// no longer current (the reverse index is kept exact: it has no sequence to tell stale ones).
+    private func unindexReferences(_ value: EntityValue, name: [UInt8], id: EntityID) throws {
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -362,7 +416,9 @@ public final class EntityWriteContext: EntityReadContext {
 
     // MARK: Deleting
 
-    /// Deletes the entities the references denote, with their whole history and index entries.
+    /// Deletes the entities the references denote, with their whole history and index entries
+    /// (value index entries of values they no longer had stay until `compactHistory`; queries
+    /// never return them).
     ///
     /// The rule for relationships: every property of another entity whose current value refers
     /// to a deleted entity gets a new entry without it, dated `datestamp` (or its current
@@ -381,7 +437,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try removeOwnData(of: id, header: header)
                 header.isDeleted = true
                 header.modified = stamp
-                header.current = []
+                header.setCurrentEntries([])
                 setPending(header, of: id)
                 resolved = resolved.filter { $0.value != id }
                 note(id, EntityChange(kind: .deleted))
@@ -422,6 +478,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Drops superseded history: for every property, of its entries dated before `date` only
     /// the newest is kept (it is the value as of `date`); entries from `date` on are all kept,
     /// so the current value is never dropped. Returns how many entries were dropped.
+    /// Also removes the value index's stale entries (values no longer current, which queries skip).
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
         try operation {
@@ -444,8 +501,35 @@ public final class EntityWriteContext: EntityReadContext {
                 return true
             }
             for key in dropped { try write.delete(key, in: history) }
+            try removeStaleIndexEntries()
             return dropped.count
         }
+    }
+
+    /// Deletes every `values` entry that is not its entity's current entry (see `EntityLayout`):
+    /// a pass over the index with a header lookup per entry.
+    private func removeStaleIndexEntries() throws {
+        try flushValueIndex()
+        guard let values = try tree(EntityLayout.values) else { return }
+        var stale: [[UInt8]] = []
+        var lastName: [UInt8] = [] // the encoded key of the previous entry: runs of one key
+        try write.scan(values) { key, value in
+            guard key.count > EntityLayout.sequenceBytes, value.count == 16 || value.count == 17 else {
+                throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
+            }
+            let name: [UInt8] = try key.withUnsafeBytes { raw in
+                var reader = OrderedKeyReader(raw)
+                try reader.skipEscaped(reading: "index key name")
+                let prefix = UnsafeRawBufferPointer(rebasing: raw[0..<reader.offset])
+                if !lastName.withUnsafeBytes({ RecordHeader.equal($0, prefix) }) { lastName = Array(prefix) }
+                return lastName
+            }
+            let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
+            let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
+            if try indexState(of: id, name: name)?.sequence != sequence { stale.append(key.bytes) }
+            return true
+        }
+        for key in stale { try write.delete(key, in: values) }
     }
 }
 

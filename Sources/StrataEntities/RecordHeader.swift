@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Strata
 
 /// The value of an entity's header entry (`EntityLayout.entries`, key id + `headerName`):
@@ -25,8 +26,12 @@ struct RecordHeader: Equatable {
     var modified: Date
     var sequence: UInt64
     var type: String
-    /// The current entry of each property (removals included), sorted by encoded key.
-    var current: [CurrentEntry] = []
+    /// The current entries in their stored form (the part of the encoding after the type),
+    /// sorted by encoded key. Kept as bytes, not an array of entries: an operation reads a
+    /// header, changes one entry and writes it back, and building and encoding an entry array
+    /// (two arrays per entry) cost more than the rest of a property change. The bytes were
+    /// checked when decoded (`init(_:typeName:)`) or written here.
+    private(set) var entryBytes: [UInt8] = []
 
     static let inlineBodyLimit = 128
     static let inlineMark: UInt8 = 0
@@ -48,6 +53,8 @@ struct RecordHeader: Equatable {
         var datestamp: Date
         var sequence: UInt64
         var body: UnsafeRawBufferPointer?
+
+        var copied: CurrentEntry { CurrentEntry(name: Array(name), datestamp: datestamp, sequence: sequence, body: body.map { Array($0) }) }
     }
 
     init(isDeleted: Bool, created: Date, modified: Date, sequence: UInt64, type: String) {
@@ -61,21 +68,33 @@ struct RecordHeader: Equatable {
     /// Decodes a stored header with all its current entries (`typeName` decodes the type's
     /// ordered encoding, e.g. through a cache).
     init(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = Self.decodeName) throws {
-        var entries: [CurrentEntry] = []
-        self = try Self.decode(bytes, typeName: typeName) { stored in
+        let (fields, entriesStart) = try Self.decodeFields(bytes, typeName: typeName)
+        let entries = UnsafeRawBufferPointer(rebasing: bytes[entriesStart...])
+        var previous: UnsafeRawBufferPointer?
+        try Self.visitEntries(entries) { stored, _ in
             // Lookups search the entries by key: out of order they would miss one silently.
-            if let last = entries.last, !last.name.lexicographicallyPrecedes(stored.name) {
-                throw EntityError.corrupt(reason: "header entries out of key order")
-            }
-            entries.append(CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence, body: stored.body.map { Array($0) }))
+            if let previous, !Self.precedes(previous, stored.name) { throw EntityError.corrupt(reason: "header entries out of key order") }
+            previous = stored.name
+            return true
         }
-        current = entries
+        self = fields
+        entryBytes = Array(entries)
     }
 
     /// Decodes a stored header's fields and shows each current entry to `visit` without keeping
-    /// it (the returned header's `current` is empty): reads decode only the entries they need.
+    /// it (the returned header has no current entries): reads decode only the entries they need.
     static func decode(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = decodeName,
                        visit: (StoredEntry) throws -> Void) throws -> RecordHeader {
+        let (fields, entriesStart) = try decodeFields(bytes, typeName: typeName)
+        try visitEntries(UnsafeRawBufferPointer(rebasing: bytes[entriesStart...])) { stored, _ in
+            try visit(stored)
+            return true
+        }
+        return fields
+    }
+
+    /// The fields before the current entries, and the offset where those begin.
+    private static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
         var reader = OrderedKeyReader(bytes)
         let status = try reader.readByte(reading: "record status")
         guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
@@ -85,6 +104,13 @@ struct RecordHeader: Equatable {
         let typeStart = reader.offset
         try reader.skipEscaped(reading: "type label")
         let type = try typeName(UnsafeRawBufferPointer(rebasing: bytes[typeStart..<reader.offset]))
+        return (RecordHeader(isDeleted: status == 1, created: created, modified: modified, sequence: sequence, type: type), reader.offset)
+    }
+
+    /// Shows each entry of a current-entries section, with the bytes it spans, to `visit`
+    /// until it returns false.
+    private static func visitEntries(_ bytes: UnsafeRawBufferPointer, _ visit: (StoredEntry, Range<Int>) throws -> Bool) throws {
+        var reader = OrderedKeyReader(bytes)
         while !reader.isAtEnd {
             let nameStart = reader.offset
             try reader.skipEscaped(reading: "property key")
@@ -103,9 +129,9 @@ struct RecordHeader: Equatable {
             case let mark:
                 throw EntityError.corrupt(reason: "header entry storage \(mark)")
             }
-            try visit(StoredEntry(name: name, datestamp: datestamp, sequence: entrySequence, body: body))
+            let stored = StoredEntry(name: name, datestamp: datestamp, sequence: entrySequence, body: body)
+            guard try visit(stored, nameStart..<reader.offset) else { return }
         }
-        return RecordHeader(isDeleted: status == 1, created: created, modified: modified, sequence: sequence, type: type)
     }
 
     /// Decodes a whole ordered string (a property key or type label).
@@ -116,43 +142,97 @@ struct RecordHeader: Equatable {
         return name
     }
 
+    /// Whether `lhs` sorts before `rhs` (bytewise).
+    static func precedes(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        let common = min(lhs.count, rhs.count)
+        let order = common == 0 ? 0 : memcmp(lhs.baseAddress!, rhs.baseAddress!, common)
+        return order < 0 || (order == 0 && lhs.count < rhs.count)
+    }
+
+    /// Whether the two byte strings are equal.
+    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
+    }
+
     func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 32 + type.utf8.count + current.count * 48)
+        var writer = OrderedKeyWriter(reservingCapacity: 40 + type.utf8.count + entryBytes.count)
         writer.writeByte(isDeleted ? 1 : 0)
         writer.write(created)
         writer.write(modified)
         writer.writeBigEndian(sequence)
         writer.write(type)
-        for entry in current {
-            entry.name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-            writer.write(entry.datestamp)
-            writer.writeBigEndian(entry.sequence)
-            if let body = entry.body {
-                writer.writeByte(Self.inlineMark)
-                writer.writeBigEndian(UInt32(body.count))
-                body.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-            } else {
-                writer.writeByte(Self.historyMark)
-            }
-        }
+        entryBytes.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
         return writer.bytes
     }
 
-    /// The index in `current` of the entry of `name`, or where it would go.
-    func position(of name: [UInt8]) -> (index: Int, found: Bool) {
-        var low = 0, high = current.count
-        while low < high {
-            let middle = (low + high) / 2
-            if current[middle].name == name { return (middle, true) }
-            if current[middle].name.lexicographicallyPrecedes(name) { low = middle + 1 } else { high = middle }
+    private static func encode(_ entry: CurrentEntry, into writer: inout OrderedKeyWriter) {
+        entry.name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+        writer.write(entry.datestamp)
+        writer.writeBigEndian(entry.sequence)
+        if let body = entry.body {
+            writer.writeByte(inlineMark)
+            writer.writeBigEndian(UInt32(body.count))
+            body.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+        } else {
+            writer.writeByte(historyMark)
         }
-        return (low, false)
+    }
+
+    /// Every current entry (removals included), in key order.
+    func currentEntries() throws -> [CurrentEntry] {
+        var entries: [CurrentEntry] = []
+        try entryBytes.withUnsafeBytes { raw in
+            try Self.visitEntries(raw) { stored, _ in
+                entries.append(stored.copied)
+                return true
+            }
+        }
+        return entries
+    }
+
+    /// Replaces every current entry (`entries` sorted by key).
+    mutating func setCurrentEntries(_ entries: [CurrentEntry]) {
+        var writer = OrderedKeyWriter(reservingCapacity: entries.count * 48)
+        for entry in entries { Self.encode(entry, into: &writer) }
+        entryBytes = writer.bytes
+    }
+
+    /// Shows the current entry of property `name` (nil when it has none) to `body`.
+    func withCurrentEntry<Result>(named name: [UInt8], _ body: (StoredEntry?) throws -> Result) throws -> Result {
+        try entryBytes.withUnsafeBytes { raw in
+            try name.withUnsafeBytes { wanted in
+                var found: StoredEntry?
+                try Self.visitEntries(raw) { stored, _ in
+                    if Self.equal(stored.name, wanted) { found = stored }
+                    // Sorted by key: past `name`, it is absent.
+                    return found == nil && Self.precedes(stored.name, wanted)
+                }
+                return try body(found)
+            }
+        }
     }
 
     /// Makes `entry` the current entry of its property.
-    mutating func setCurrent(_ entry: CurrentEntry) {
-        let (index, found) = position(of: entry.name)
-        if found { current[index] = entry } else { current.insert(entry, at: index) }
+    mutating func setCurrent(_ entry: CurrentEntry) throws {
+        var writer = OrderedKeyWriter(reservingCapacity: 32 + (entry.body?.count ?? 0))
+        Self.encode(entry, into: &writer)
+        var replaced = entryBytes.count..<entryBytes.count
+        try entryBytes.withUnsafeBytes { raw in
+            try entry.name.withUnsafeBytes { wanted in
+                try Self.visitEntries(raw) { stored, span in
+                    if Self.equal(stored.name, wanted) {
+                        replaced = span
+                        return false
+                    }
+                    if Self.precedes(wanted, stored.name) {
+                        replaced = span.lowerBound..<span.lowerBound
+                        return false
+                    }
+                    return true
+                }
+            }
+        }
+        entryBytes.replaceSubrange(replaced, with: writer.bytes)
     }
 
     /// The header's form of the current entry numbered `sequence` with this body.

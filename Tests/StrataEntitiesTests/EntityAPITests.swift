@@ -205,14 +205,15 @@ struct Person: EntityKind {
     }
 
     /// Entities written in another layout of the entity trees are refused with a typed error
-    /// (layout 1 stored no version, and its headers would decode into wrong labels silently).
+    /// (layout 1 stored no version, and its headers would decode into wrong labels silently;
+    /// layout 2 kept the value index exact, and its builds would return layout 3's stale entries).
     @Test func entitiesOfAnotherLayoutAreRefused() async throws {
         let directory = TemporaryDirectory()
         let database = try Database(path: directory.path)
         let writer = try EntityStore(database: database)
         let ada = EntityReference.new("person", with: ["name": "Ada"])
         try await writer.resolve([ada])
-        for (stored, found) in [(nil, UInt64(1)), (UInt64(3), UInt64(3))] as [(UInt64?, UInt64)] {
+        for (stored, found) in [(nil, UInt64(1)), (UInt64(2), UInt64(2)), (UInt64(4), UInt64(4))] as [(UInt64?, UInt64)] {
             try database.write { tx in
                 let meta = try tx.tree(EntityLayout.meta)
                 if let stored {
