@@ -18,7 +18,15 @@ import Synchronization
 ///  reader: store slot.snapshot = g (seq_cst); reload generation (seq_cst); retry if it moved.
 ///  writer: store generation = g + 1 (seq_cst) ... later scan every slot (seq_cst).
 /// Either the writer's scan sees the slot, or the reader's reload sees the newer generation, so a
-/// writer never reuses a page that a registered snapshot can reach.
+/// writer never reuses a page that a registered snapshot can reach. Ending a snapshot stores 0
+/// (release): the snapshot's reads are ordered before it, so the writer's scan that sees 0 comes
+/// after them.
+///
+/// Sticky slots: a slot may stay owned and in use locally across many snapshots (`SnapshotReader`
+/// keeps one, as LMDB binds a slot to a read transaction): each snapshot publishes its generation
+/// and ends with `retire(slot:)`, which stores 0 but keeps the slot. Between snapshots the slot
+/// reads as idle (0) to the writer, so it holds back no page; its slot lock stays held, so the
+/// slot is reaped only if its process dies, exactly as a slot between two pooled transactions.
 final class ReaderTable: @unchecked Sendable {
     private let lockFile: LockFile
     private let pid = UInt32(bitPattern: getpid())
@@ -64,6 +72,12 @@ final class ReaderTable: @unchecked Sendable {
             }
         }
         return try claimNewSlot()
+    }
+
+    /// Ends the snapshot published in `slot`, keeping the slot (see "Sticky slots" above).
+    @inline(__always)
+    func retire(slot: Int) {
+        snapshotField(slot).pointee.store(0, ordering: .releasing)
     }
 
     func releaseSlot(_ slot: Int) {
