@@ -7,37 +7,47 @@ import Synchronization
 /// Why it may be shared and reused: a generation names one committed meta, never rewritten while a
 /// registered reader reads it (see `SnapshotCache`), and the catalog pages it names are pinned by
 /// that registration: every entry equals what decoding those pages again would produce.
-final class GenerationState: Sendable {
-    /// A catalog entry of the generation, in an append-only list (one `storeIfNil` per link).
-    final class CachedTree: Sendable {
+final class GenerationState: @unchecked Sendable {
+    /// A catalog entry of the generation, in an append-only list. A node owns its successor (one
+    /// retain, stored once by compare-exchange, released in deinit); the state owns the first.
+    /// (`AtomicLazyReference` would say the same, but its generic `load` is not inlined: it cost
+    /// a metadata look-up per read.) Unsafe code stays in this type.
+    final class CachedTree: @unchecked Sendable {
         let name: String
         /// nil: the generation has no tree of that name.
         let record: TreeRecord?
-        let next = AtomicLazyReference<CachedTree>()
+        fileprivate let next = Atomic<Unmanaged<CachedTree>?>(nil)
 
         init(name: String, record: TreeRecord?) {
             self.name = name
             self.record = record
         }
+
+        deinit { next.load(ordering: .acquiring)?.release() }
     }
 
     /// A handful of trees is the common case; beyond this, lookups are not cached.
     static let treeLimit = 32
 
     let meta: MetaPage
-    private let firstTree = AtomicLazyReference<CachedTree>()
+    private let firstTree = Atomic<Unmanaged<CachedTree>?>(nil)
 
     var generation: UInt64 { meta.transactionID }
 
     init(meta: MetaPage) { self.meta = meta }
 
+    deinit { firstTree.load(ordering: .acquiring)?.release() }
+
     /// The cached catalog entry `name`, if a reader of this generation looked it up already.
     @inline(__always)
     func cachedTree(named name: String) -> CachedTree? {
-        var node = firstTree.load()
+        // Nodes live as long as the state (each is owned by its predecessor), so following the
+        // links without retaining is safe while `self` is alive.
+        var node = firstTree.load(ordering: .acquiring)
         while let current = node {
-            if current.name == name { return current }
-            node = current.next.load()
+            let found = current._withUnsafeGuaranteedRef { $0.name == name }
+            if found { return current.takeUnretainedValue() }
+            node = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
         }
         return nil
     }
@@ -55,11 +65,21 @@ final class GenerationState: Sendable {
     /// Appends `entry` at the end of the list unless its name is there already or the list is full.
     /// Racing appenders each retry on the link the other one filled.
     private func remember(_ entry: CachedTree) {
-        var last: CachedTree?
+        let retained = Unmanaged.passRetained(entry)
+        var link = firstTree.load(ordering: .acquiring)
+        var last: Unmanaged<CachedTree>?
         for _ in 0..<GenerationState.treeLimit {
-            let stored = last.map { $0.next.storeIfNil(entry) } ?? firstTree.storeIfNil(entry)
-            if stored === entry || stored.name == entry.name { return }
-            last = stored
+            if let current = link {
+                if current._withUnsafeGuaranteedRef({ $0.name == entry.name }) { break }
+                last = current
+                link = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
+                continue
+            }
+            let (exchanged, found) = last.map { $0._withUnsafeGuaranteedRef { $0.next.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing) } }
+                ?? firstTree.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+            if exchanged { return }
+            link = found
         }
+        retained.release()
     }
 }
