@@ -5,7 +5,7 @@ import Synchronization
 ///
 ///     0  Atomic u32 pid of the owning process (0 = free)
 ///     8  Atomic u64 snapshot: the generation being read (0 = the slot is idle)
-///     16 Atomic u64 began at (ns since 1970) of the current snapshot
+///     16 Atomic u64 began at (ns since 1970, at the kernel's clock tick) of the current snapshot
 ///     24 Atomic u64 page count of the snapshot (how much file it can reach)
 ///
 /// Ownership of a slot is an exclusive OFD lock on its first byte, held by the owning handle for as
@@ -107,9 +107,37 @@ final class ReaderTable: @unchecked Sendable {
 
     /// Publishes that `slot` reads `generation`; see the protocol in the type comment.
     func publish(slot: Int, generation: UInt64, pageCount: UInt64) {
-        beganAtField(slot).pointee.store(Clock.wallNanoseconds(), ordering: .relaxed)
+        beganAtField(slot).pointee.store(Clock.coarseWallNanoseconds(), ordering: .relaxed)
         pageCountField(slot).pointee.store(pageCount, ordering: .relaxed)
         snapshotField(slot).pointee.store(generation, ordering: .sequentiallyConsistent)
+    }
+
+    /// The fields of an owned slot, resolved (and bounds-checked) once, for a reader that keeps
+    /// the slot across snapshots (see "Sticky slots" above). Valid while this table lives.
+    struct SlotFields {
+        let snapshot: UnsafeMutablePointer<Atomic<UInt64>>
+        let beganAt: UnsafeMutablePointer<Atomic<UInt64>>
+        let pageCount: UnsafeMutablePointer<Atomic<UInt64>>
+
+        /// Publishes that the slot reads `generation`: `publish(slot:generation:pageCount:)`
+        /// without the page count (see `setPageCount`).
+        @inline(__always)
+        func publish(generation: UInt64) {
+            beganAt.pointee.store(Clock.coarseWallNanoseconds(), ordering: .relaxed)
+            snapshot.pointee.store(generation, ordering: .sequentiallyConsistent)
+        }
+
+        @inline(__always)
+        func setPageCount(_ count: UInt64) { pageCount.pointee.store(count, ordering: .relaxed) }
+
+        /// Ends the snapshot, keeping the slot: `retire(slot:)`.
+        @inline(__always)
+        func retire() { snapshot.pointee.store(0, ordering: .releasing) }
+    }
+
+    func fields(of slot: Int) -> SlotFields {
+        precondition(isOwnedLocally(slot), "slot \(slot) is not owned by this handle")
+        return SlotFields(snapshot: snapshotField(slot), beganAt: beganAtField(slot), pageCount: pageCountField(slot))
     }
 
     /// The oldest generation any registered reader may still be reading, or nil if none.

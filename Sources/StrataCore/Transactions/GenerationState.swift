@@ -38,15 +38,16 @@ final class GenerationState: @unchecked Sendable {
 
     deinit { firstTree.load(ordering: .acquiring)?.release() }
 
-    /// The cached catalog entry `name`, if a reader of this generation looked it up already.
+    /// The cached catalog entry `name` (`.some(nil)`: the generation has no such tree), or nil if
+    /// no reader of this generation looked it up yet.
     @inline(__always)
-    func cachedTree(named name: String) -> CachedTree? {
+    func cachedRecord(named name: String) -> TreeRecord?? {
         // Nodes live as long as the state (each is owned by its predecessor), so following the
         // links without retaining is safe while `self` is alive.
         var node = firstTree.load(ordering: .acquiring)
         while let current = node {
-            let found = current._withUnsafeGuaranteedRef { $0.name == name }
-            if found { return current.takeUnretainedValue() }
+            let found: TreeRecord?? = current._withUnsafeGuaranteedRef { $0.name == name ? .some($0.record) : nil }
+            if let found { return found }
             node = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
         }
         return nil
@@ -56,7 +57,7 @@ final class GenerationState: @unchecked Sendable {
     /// this generation) unless a reader of the generation already did.
     @inline(__always)
     func tree(named name: String, access: PageAccess) throws -> TreeRecord? {
-        if let cached = cachedTree(named: name) { return cached.record }
+        if let cached = cachedRecord(named: name) { return cached }
         let record = try access.catalogEntry(named: name, in: meta.catalog)
         remember(CachedTree(name: name, record: record))
         return record

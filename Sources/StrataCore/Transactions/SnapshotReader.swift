@@ -22,6 +22,8 @@ final class SnapshotReader {
     private let readers: ReaderTable
     /// The reader-table slot this reader keeps (nil: the handle registers snapshots otherwise).
     private let slot: Int?
+    /// The slot's fields (meaningful only with a slot).
+    private let fields: ReaderTable.SlotFields?
     /// What a snapshot outside the reader table holds until `end()`.
     private var claim: SnapshotClaim?
     /// The state of the generation last read.
@@ -32,9 +34,12 @@ final class SnapshotReader {
                             mapping: database.mapping, isWritable: false, verifiesChecksums: database.options.verifyChecksums)
         readers = database.readers
         if case .readerTable = database.registration {
-            slot = try database.claimSlot()
+            let slot = try database.claimSlot()
+            self.slot = slot
+            fields = database.readers.fields(of: slot)
         } else {
             slot = nil
+            fields = nil
         }
     }
 
@@ -46,11 +51,15 @@ final class SnapshotReader {
     func begin(_ database: Database) throws -> GenerationState {
         let state: GenerationState
         var newestTransaction = UInt64.max
-        if let slot {
-            state = try database.registeredState(known: self.state,
-                                                 register: { readers.publish(slot: slot, generation: $0, pageCount: 0) },
-                                                 withdraw: { _ in })
-            readers.pageCountField(slot).pointee.store(state.meta.pageCount, ordering: .relaxed)
+        if let fields {
+            let known = self.state
+            state = try database.registeredState(known: known, register: { fields.publish(generation: $0) }, withdraw: { _ in })
+            // Same generation as last time: same page count and mapping (the slot still shows it).
+            if state === known {
+                access.renew(committedPageCount: state.meta.pageCount, newestTransaction: newestTransaction)
+                return state
+            }
+            fields.setPageCount(state.meta.pageCount)
         } else {
             let (claim, meta) = try database.claimSnapshot()
             self.claim = claim
@@ -71,8 +80,8 @@ final class SnapshotReader {
     /// Ends the snapshot: handed-out views and scans stop working, and the writer may reuse its pages.
     func end(_ database: Database) {
         access.endLease()
-        if let slot {
-            readers.retire(slot: slot)
+        if let fields {
+            fields.retire()
         } else if let claim {
             database.releaseSnapshot(claim)
             self.claim = nil
