@@ -115,6 +115,8 @@ final class ReaderTable: @unchecked Sendable {
     /// The fields of an owned slot, resolved (and bounds-checked) once, for a reader that keeps
     /// the slot across snapshots (see "Sticky slots" above). Valid while this table lives.
     struct SlotFields {
+        /// The store's published generation (`LockFile.generation`).
+        let generation: UnsafeMutablePointer<Atomic<UInt64>>
         let snapshot: UnsafeMutablePointer<Atomic<UInt64>>
         let beganAt: UnsafeMutablePointer<Atomic<UInt64>>
         let pageCount: UnsafeMutablePointer<Atomic<UInt64>>
@@ -127,6 +129,16 @@ final class ReaderTable: @unchecked Sendable {
             snapshot.pointee.store(generation, ordering: .sequentiallyConsistent)
         }
 
+        /// One round of the publication protocol (type comment): publishes the generation now
+        /// published and returns it if it is still the published one after; nil if it moved (the
+        /// slot then shows a generation that may not be protected: publish again).
+        @inline(__always)
+        func publishCurrent() -> UInt64? {
+            let current = generation.pointee.load(ordering: .acquiring)
+            publish(generation: current)
+            return generation.pointee.load(ordering: .sequentiallyConsistent) == current ? current : nil
+        }
+
         @inline(__always)
         func setPageCount(_ count: UInt64) { pageCount.pointee.store(count, ordering: .relaxed) }
 
@@ -137,7 +149,7 @@ final class ReaderTable: @unchecked Sendable {
 
     func fields(of slot: Int) -> SlotFields {
         precondition(isOwnedLocally(slot), "slot \(slot) is not owned by this handle")
-        return SlotFields(snapshot: snapshotField(slot), beganAt: beganAtField(slot), pageCount: pageCountField(slot))
+        return SlotFields(generation: lockFile.generation, snapshot: snapshotField(slot), beganAt: beganAtField(slot), pageCount: pageCountField(slot))
     }
 
     /// The oldest generation any registered reader may still be reading, or nil if none.

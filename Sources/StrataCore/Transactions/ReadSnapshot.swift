@@ -6,24 +6,26 @@
 /// Valid only inside the `Database.withSnapshot` call that made it: afterwards every method
 /// throws `misuse`, and the views it handed out must not be used (as with `ReadTransaction.end()`).
 public struct ReadSnapshot {
+    /// The reader lent to the call; its state is the snapshot's generation while `lease` is current.
     let reader: SnapshotReader
-    /// The generation's meta and catalog entries.
-    let state: GenerationState
     /// The reader's lease while the snapshot is valid; it moves on when `withSnapshot` returns.
     let lease: Int
+    /// The committed generation this snapshot reads.
+    public let generation: UInt64
+    /// When `generation` was committed (ns since 1970, the writer's clock).
+    public let commitTime: UInt64
 
-    init(reader: SnapshotReader, state: GenerationState) {
+    init(reader: SnapshotReader) {
         self.reader = reader
-        self.state = state
         lease = reader.access.lease
+        let meta = reader.current.meta
+        generation = meta.transactionID
+        commitTime = meta.commitTime
     }
 
     var access: PageAccess { reader.access }
-    var catalog: TreeRecord { state.meta.catalog }
-    /// The committed generation this snapshot reads.
-    public var generation: UInt64 { state.meta.transactionID }
-    /// When `generation` was committed (ns since 1970, the writer's clock).
-    public var commitTime: UInt64 { state.meta.commitTime }
+    /// The catalog of the snapshot (valid while the snapshot is: check `checkActive()` first).
+    var catalog: TreeRecord { reader.current.meta.catalog }
 
     func checkActive() throws {
         guard access.lease == lease else { throw StrataError.misuse("a ReadSnapshot was used after its withSnapshot call returned") }
@@ -32,7 +34,7 @@ public struct ReadSnapshot {
     /// The record of the tree called `name`, or nil if the snapshot has none.
     func record(ofTree name: String) throws -> TreeRecord? {
         try checkActive()
-        return try state.tree(named: name, access: access)
+        return try reader.record(ofTree: name)
     }
 
     /// The value stored under `key` in the tree called `name`, without copying; nil if either is missing.
@@ -78,7 +80,8 @@ extension Database {
         try checkOpen()
         let reader = try idleSnapshots.take() ?? SnapshotReader(database: self)
         do {
-            return ReadSnapshot(reader: reader, state: try reader.begin(self))
+            try reader.begin(self)
+            return ReadSnapshot(reader: reader)
         } catch {
             idleSnapshots.park(reader) // not registered: `begin` undid what it did
             throw error

@@ -47,18 +47,21 @@ final class SnapshotReader {
         if let slot { readers.releaseSlot(slot) }
     }
 
+    /// The state of the snapshot begun last (valid between `begin` and `end`).
+    var current: GenerationState { state.unsafelyUnwrapped }
+
     /// Registers a snapshot of the newest generation of `database` and points the access at it.
-    func begin(_ database: Database) throws -> GenerationState {
+    func begin(_ database: Database) throws {
+        // The common case: the generation read last time is still the newest. One round of the
+        // publication protocol in the kept slot, and the access reads the same pages as before.
+        if let fields, let state, fields.publishCurrent() == state.generation {
+            access.renew(committedPageCount: state.meta.pageCount, newestTransaction: .max)
+            return
+        }
         let state: GenerationState
         var newestTransaction = UInt64.max
         if let fields {
-            let known = self.state
-            state = try database.registeredState(known: known, register: { fields.publish(generation: $0) }, withdraw: { _ in })
-            // Same generation as last time: same page count and mapping (the slot still shows it).
-            if state === known {
-                access.renew(committedPageCount: state.meta.pageCount, newestTransaction: newestTransaction)
-                return state
-            }
+            state = try database.registeredState(known: nil, register: { fields.publish(generation: $0) }, withdraw: { _ in })
             fields.setPageCount(state.meta.pageCount)
         } else {
             let (claim, meta) = try database.claimSnapshot()
@@ -74,7 +77,12 @@ final class SnapshotReader {
             throw error
         }
         self.state = state
-        return state
+    }
+
+    /// The record of the tree called `name` in the current snapshot, or nil if it has none.
+    @inline(__always)
+    func record(ofTree name: String) throws -> TreeRecord? {
+        try state.unsafelyUnwrapped.tree(named: name, access: access)
     }
 
     /// Ends the snapshot: handed-out views and scans stop working, and the writer may reuse its pages.
