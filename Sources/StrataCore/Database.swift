@@ -268,21 +268,19 @@ public final class Database: Sendable {
     /// Registers a snapshot of the current generation (`register`, undone by `withdraw` when the
     /// generation moved before the registration was seen) and returns that generation's meta.
     func snapshotMeta(register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> MetaPage {
-        try registeredState(known: nil, register: register, withdraw: withdraw).meta
+        try registeredState(register: register, withdraw: withdraw).meta
     }
 
     /// Registers a snapshot of the current generation (`register`, undone by `withdraw` when the
     /// generation moved before the registration was seen) and returns that generation's state:
-    /// `known` if it is the one registered (a reader's last state: no lock, no decoding), else the
-    /// handle's cached one, else the meta decoded and validated now.
+    /// the handle's cached one, or the meta decoded and validated now.
     @inline(__always)
-    func registeredState(known: GenerationState?, register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> GenerationState {
+    func registeredState(register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> GenerationState {
         var attempts = 0
         while true {
             let generation = lockFile.generation.pointee.load(ordering: .acquiring)
             try register(generation)
             if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
-                if let known, known.generation == generation { return known }
                 // Already validated by an earlier reader of this generation (see `SnapshotCache`).
                 if let state = try snapshots.state(generation: generation) ?? validatedState(generation: generation) {
                     return state

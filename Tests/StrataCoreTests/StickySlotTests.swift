@@ -62,7 +62,7 @@ import StrataTestFixtures
         try db.withSnapshot { snapshot throws in #expect(try snapshot.get("k", inTree: "t") != nil) }
     }
 
-    @Test func manyThreadsKeepAtMostThePoolsWorthOfSlots() async throws {
+    @Test func manyThreadsLeaveOnlyIdleBoundedSlots() async throws {
         let (_, db) = try unsyncedStore()
         try rewrite(db, 1)
         let failures = await withTaskGroup(of: Int.self) { group in

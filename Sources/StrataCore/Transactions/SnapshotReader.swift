@@ -13,7 +13,8 @@
 /// - Its liveness is the slot lock held by the handle, as for every slot: a killed process's slot
 ///   is reaped like any other.
 /// - Readers live in a pool of `IdlePool.capacity` per handle; one that finds the pool full is
-///   deallocated and its slot given back, so a handle keeps at most that many slots this way.
+///   deallocated and its slot becomes one of the handle's idle slots (as a pooled transaction's
+///   does), so readers keep at most that many slots out of the other reads' reach.
 ///   A slot claim that finds the table full first drains the idle readers (`Database.claimSlot`).
 /// - `Database` drains its pool before it gives its slots back (close, deinit), so no reader ever
 ///   writes a slot its handle no longer owns.
@@ -48,7 +49,7 @@ final class SnapshotReader {
     }
 
     /// The state of the snapshot begun last (valid between `begin` and `end`).
-    var current: GenerationState { state.unsafelyUnwrapped }
+    var current: GenerationState { state! }
 
     /// Registers a snapshot of the newest generation of `database` and points the access at it.
     func begin(_ database: Database) throws {
@@ -61,7 +62,12 @@ final class SnapshotReader {
         let state: GenerationState
         var newestTransaction = UInt64.max
         if let fields {
-            state = try database.registeredState(known: nil, register: { fields.publish(generation: $0) }, withdraw: { _ in })
+            do {
+                state = try database.registeredState(register: { fields.publish(generation: $0) }, withdraw: { _ in })
+            } catch {
+                fields.retire() // the slot may show a generation it never validated
+                throw error
+            }
             fields.setPageCount(state.meta.pageCount)
         } else {
             let (claim, meta) = try database.claimSnapshot()
@@ -82,7 +88,7 @@ final class SnapshotReader {
     /// The record of the tree called `name` in the current snapshot, or nil if it has none.
     @inline(__always)
     func record(ofTree name: String) throws -> TreeRecord? {
-        try state.unsafelyUnwrapped.tree(named: name, access: access)
+        try state!.tree(named: name, access: access)
     }
 
     /// Ends the snapshot: handed-out views and scans stop working, and the writer may reuse its pages.
