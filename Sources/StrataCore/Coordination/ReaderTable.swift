@@ -24,9 +24,9 @@ import Synchronization
 ///
 /// Sticky slots: a slot may stay owned and in use locally across many snapshots (`SnapshotReader`
 /// keeps one, as LMDB binds a slot to a read transaction): each snapshot publishes its generation
-/// and ends with `retire(slot:)`, which stores 0 but keeps the slot. Between snapshots the slot
-/// reads as idle (0) to the writer, so it holds back no page; its slot lock stays held, so the
-/// slot is reaped only if its process dies, exactly as a slot between two pooled transactions.
+/// and ends with `SlotFields.retire()`, which stores 0 but keeps the slot. Between snapshots the
+/// slot reads as idle (0) to the writer, so it holds back no page; its slot lock stays held, so
+/// the slot is reaped only if its process dies, exactly as a slot between two pooled transactions.
 final class ReaderTable: @unchecked Sendable {
     private let lockFile: LockFile
     private let pid = UInt32(bitPattern: getpid())
@@ -72,12 +72,6 @@ final class ReaderTable: @unchecked Sendable {
             }
         }
         return try claimNewSlot()
-    }
-
-    /// Ends the snapshot published in `slot`, keeping the slot (see "Sticky slots" above).
-    @inline(__always)
-    func retire(slot: Int) {
-        snapshotField(slot).pointee.store(0, ordering: .releasing)
     }
 
     func releaseSlot(_ slot: Int) {
@@ -142,7 +136,7 @@ final class ReaderTable: @unchecked Sendable {
         @inline(__always)
         func setPageCount(_ count: UInt64) { pageCount.pointee.store(count, ordering: .relaxed) }
 
-        /// Ends the snapshot, keeping the slot: `retire(slot:)`.
+        /// Ends the snapshot, keeping the slot (release: the snapshot's reads come before it).
         @inline(__always)
         func retire() { snapshot.pointee.store(0, ordering: .releasing) }
     }
