@@ -48,8 +48,10 @@ public final class Database: Sendable {
     let writer: WriterSession?
     /// The newest generation's validated meta and catalog lookups, shared by read transactions.
     let snapshots = SnapshotCache()
-    /// Ended read transactions kept for reuse by `beginRead()` (see `ReadTransactionPool`).
-    let idleReads = ReadTransactionPool()
+    /// Ended read transactions kept for reuse by `beginRead()` (see `IdlePool`).
+    let idleReads = IdlePool<ReadTransaction>()
+    /// Idle snapshot readers (with their reader slots) kept for reuse by `withSnapshot`.
+    let idleSnapshots = IdlePool<SnapshotReader>()
     private let closed = Atomic<Bool>(false)
 
     /// State only the write path touches, always under `lock`.
@@ -176,6 +178,7 @@ public final class Database: Sendable {
 
     deinit {
         close()
+        idleSnapshots.drain() // they write their slots as they go: before the slots are given back
         readers.releaseOwnedSlots(onlyIdle: false)
         lockFile.close()
         dataFile.close()
@@ -194,6 +197,7 @@ public final class Database: Sendable {
                 writer.lock.withLock { releaseWriterLocks() }
             }
         }
+        idleSnapshots.drain() // gives their sticky slots back, idle: before idle slots are released
         readers.releaseOwnedSlots(onlyIdle: true)
         idleReads.drain()
         ChangeMonitor.shared.endStreams(of: self)
@@ -264,14 +268,22 @@ public final class Database: Sendable {
     /// Registers a snapshot of the current generation (`register`, undone by `withdraw` when the
     /// generation moved before the registration was seen) and returns that generation's meta.
     func snapshotMeta(register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> MetaPage {
+        try registeredState(register: register, withdraw: withdraw).meta
+    }
+
+    /// Registers a snapshot of the current generation (`register`, undone by `withdraw` when the
+    /// generation moved before the registration was seen) and returns that generation's state:
+    /// the handle's cached one, or the meta decoded and validated now.
+    @inline(__always)
+    func registeredState(register: (UInt64) throws -> Void, withdraw: (UInt64) -> Void) throws -> GenerationState {
         var attempts = 0
         while true {
             let generation = lockFile.generation.pointee.load(ordering: .acquiring)
             try register(generation)
             if lockFile.generation.pointee.load(ordering: .sequentiallyConsistent) == generation {
-                // Already validated by an earlier transaction of this generation (see `SnapshotCache`).
-                if let meta = try snapshots.meta(generation: generation) ?? validatedMeta(generation: generation) {
-                    return meta
+                // Already validated by an earlier reader of this generation (see `SnapshotCache`).
+                if let state = try snapshots.state(generation: generation) ?? validatedState(generation: generation) {
+                    return state
                 }
             }
             withdraw(generation)
@@ -284,8 +296,8 @@ public final class Database: Sendable {
     }
 
     /// Copies and validates the meta of `generation` (nil if it does not validate: the caller
-    /// retries), and remembers it for the other transactions of that generation.
-    func validatedMeta(generation: UInt64) throws -> MetaPage? {
+    /// retries), and remembers it for the other readers of that generation.
+    func validatedState(generation: UInt64) throws -> GenerationState? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
         return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
             // The writer can be rewriting this very slot: a slow reader may still be here when
@@ -297,8 +309,7 @@ public final class Database: Sendable {
             memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
             guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
                   meta.transactionID == generation else { return nil }
-            snapshots.remember(meta)
-            return meta
+            return snapshots.remember(meta)
         }
     }
 

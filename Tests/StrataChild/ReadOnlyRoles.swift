@@ -4,22 +4,34 @@ import Foundation
 import StrataCore
 
 /// The stores of the read-only tests hold tree "t" with keys "key 0"... whose values are
-/// "value ROUND i": a consistent snapshot has one round in every value.
-private func describeRound(_ tx: Transaction) throws -> String {
-    guard let tree = try tx.treeIfPresent("t") else { return "gen=\(tx.generation) round=none count=0" }
+/// "value ROUND i": a consistent snapshot has one round in every value. `scan` visits the values.
+private func describeRound(generation: UInt64, scan: (_ visit: (ByteView) -> Void) throws -> Void) throws -> String {
     var rounds = Set<String>()
     var count = 0
-    try tx.scan(tree) { _, value in
+    try scan { value in
         let words = String(decoding: value.bytes, as: UTF8.self).split(separator: " ")
         rounds.insert(words.count >= 3 && words[0] == "value" ? String(words[1]) : "garbage")
         count += 1
-        return true
     }
+    guard count > 0 else { return "gen=\(generation) round=none count=0" }
     let round = rounds.count == 1 ? rounds.first! : "mixed(\(rounds.sorted().joined(separator: ",")))"
-    return "gen=\(tx.generation) round=\(round) count=\(count)"
+    return "gen=\(generation) round=\(round) count=\(count)"
 }
 
-/// Commands: `read` (a fresh snapshot), `hold` (begin one and keep it), `check` (read the held
+private func describeRound(_ tx: Transaction) throws -> String {
+    try describeRound(generation: tx.generation) { visit in
+        guard let tree = try tx.treeIfPresent("t") else { return }
+        try tx.scan(tree) { _, value in visit(value); return true }
+    }
+}
+
+private func describeRound(_ snapshot: ReadSnapshot) throws -> String {
+    try describeRound(generation: snapshot.generation) { visit in
+        try snapshot.scan(inTree: "t") { _, value in visit(value); return true }
+    }
+}
+
+/// Commands: `read` (a fresh snapshot), `snap` (the same through `withSnapshot`), `hold` (begin one and keep it), `check` (read the held
 /// one again), `end`, `wait ROUND` (poll fresh snapshots until that round shows), `churn SECONDS`
 /// (fresh snapshots back to back, counting inconsistent ones), `quit`.
 /// Every answer is one line; a typed failure is "refused DESCRIPTION", anything else "untyped ...".
@@ -46,6 +58,7 @@ func readOnlyReader(path: String) {
         let words = line.split(separator: " ").map(String.init)
         switch words.first ?? "" {
         case "read": answer { "read " + (try db.read { try describeRound($0) }) }
+        case "snap": answer { "snap " + (try db.withSnapshot { try describeRound($0) }) }
         case "hold":
             answer {
                 let tx = try db.beginRead()

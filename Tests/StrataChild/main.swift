@@ -69,6 +69,17 @@ do {
         let tx = try db.beginRead()
         say("pinned \(tx.generation)")
         while true { sleep(1) }
+    case "snapshot-slot":
+        // Keeps the reader slot of `withSnapshot` (idle between snapshots), then on a line from the
+        // parent holds a snapshot until killed.
+        let db = try Database(path: path, mode: .readOnly)
+        try db.withSnapshot { _ in }
+        say("idle")
+        _ = readLine()
+        try db.withSnapshot { snapshot in
+            say("reading \(snapshot.generation)")
+            while true { sleep(1) }
+        }
     case "crash-writer":
         // Commits forever: commit i sets counter = i, adds item i, deletes item i-50.
         var options = DatabaseOptions()

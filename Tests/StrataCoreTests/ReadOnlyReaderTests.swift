@@ -65,6 +65,7 @@ import Testing
         defer { chmod(dir.path, 0o700) }
         guard let child = try reader(dir) else { return }
         #expect(ask(child, "read") == "read " + consistent(3))
+        #expect(ask(child, "snap") == "snap " + consistent(3))
         #expect(ask(child, "hold") == "held " + consistent(3))
         #expect(ask(child, "check") == "check " + consistent(3))
         child.send("quit")
@@ -76,6 +77,7 @@ import Testing
         defer { chmod(dir.path, 0o700) }
         guard let child = try reader(dir) else { return }
         #expect(ask(child, "read") == "read " + consistent(3))
+        #expect(ask(child, "snap") == "snap " + consistent(3))
         child.send("quit")
         #expect(child.waitForExit() == 0)
         #expect(access(dir.path + "/lock", F_OK) != 0, "a read-only reader created no lock file")
@@ -95,6 +97,9 @@ import Testing
         #expect(ask(child, "check") == "check " + consistent(3))
         #expect(ask(child, "end") == "ended")
         #expect(writer.oldestReaderSnapshot == nil, "the pin went with the snapshot")
+        // A withSnapshot call pins its generation for the call only (a SnapshotReader without a slot).
+        #expect(ask(child, "snap") == "snap " + consistent(40))
+        #expect(writer.oldestReaderSnapshot == nil, "the withSnapshot pin went with its call")
         let sizeBefore = try dataSize(dir)
         for round in 41...60 { try ReadOnlyReaderTests.writeRound(round, to: writer) }
         #expect(ask(child, "wait 60") == "seen " + consistent(60))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import StrataCore
 
-/// Read transactions reused by `Database.read` and `withSnapshot` (see `ReadTransactionPool`):
+/// Read transactions reused by `Database.read` and `withSnapshot` (see `IdlePool`):
 /// reuse must never be observable, except as speed.
 @Suite struct ReadTransactionPoolTests {
     func store() throws -> (TemporaryDirectory, Database) {

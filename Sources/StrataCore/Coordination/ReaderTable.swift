@@ -5,7 +5,7 @@ import Synchronization
 ///
 ///     0  Atomic u32 pid of the owning process (0 = free)
 ///     8  Atomic u64 snapshot: the generation being read (0 = the slot is idle)
-///     16 Atomic u64 began at (ns since 1970) of the current snapshot
+///     16 Atomic u64 began at (ns since 1970, at the kernel's clock tick) of the current snapshot
 ///     24 Atomic u64 page count of the snapshot (how much file it can reach)
 ///
 /// Ownership of a slot is an exclusive OFD lock on its first byte, held by the owning handle for as
@@ -18,7 +18,15 @@ import Synchronization
 ///  reader: store slot.snapshot = g (seq_cst); reload generation (seq_cst); retry if it moved.
 ///  writer: store generation = g + 1 (seq_cst) ... later scan every slot (seq_cst).
 /// Either the writer's scan sees the slot, or the reader's reload sees the newer generation, so a
-/// writer never reuses a page that a registered snapshot can reach.
+/// writer never reuses a page that a registered snapshot can reach. Ending a snapshot stores 0
+/// (release): the snapshot's reads are ordered before it, so the writer's scan that sees 0 comes
+/// after them.
+///
+/// Sticky slots: a slot may stay owned and in use locally across many snapshots (`SnapshotReader`
+/// keeps one, as LMDB binds a slot to a read transaction): each snapshot publishes its generation
+/// and ends with `SlotFields.retire()`, which stores 0 but keeps the slot. Between snapshots the
+/// slot reads as idle (0) to the writer, so it holds back no page; its slot lock stays held, so
+/// the slot is reaped only if its process dies, exactly as a slot between two pooled transactions.
 final class ReaderTable: @unchecked Sendable {
     private let lockFile: LockFile
     private let pid = UInt32(bitPattern: getpid())
@@ -93,9 +101,49 @@ final class ReaderTable: @unchecked Sendable {
 
     /// Publishes that `slot` reads `generation`; see the protocol in the type comment.
     func publish(slot: Int, generation: UInt64, pageCount: UInt64) {
-        beganAtField(slot).pointee.store(Clock.wallNanoseconds(), ordering: .relaxed)
+        beganAtField(slot).pointee.store(Clock.coarseWallNanoseconds(), ordering: .relaxed)
         pageCountField(slot).pointee.store(pageCount, ordering: .relaxed)
         snapshotField(slot).pointee.store(generation, ordering: .sequentiallyConsistent)
+    }
+
+    /// The fields of an owned slot, resolved (and bounds-checked) once, for a reader that keeps
+    /// the slot across snapshots (see "Sticky slots" above). Valid while this table lives.
+    struct SlotFields {
+        /// The store's published generation (`LockFile.generation`).
+        let generation: UnsafeMutablePointer<Atomic<UInt64>>
+        let snapshot: UnsafeMutablePointer<Atomic<UInt64>>
+        let beganAt: UnsafeMutablePointer<Atomic<UInt64>>
+        let pageCount: UnsafeMutablePointer<Atomic<UInt64>>
+
+        /// Publishes that the slot reads `generation`: `publish(slot:generation:pageCount:)`
+        /// without the page count (see `setPageCount`).
+        @inline(__always)
+        func publish(generation: UInt64) {
+            beganAt.pointee.store(Clock.coarseWallNanoseconds(), ordering: .relaxed)
+            snapshot.pointee.store(generation, ordering: .sequentiallyConsistent)
+        }
+
+        /// One round of the publication protocol (type comment): publishes the generation now
+        /// published and returns it if it is still the published one after; nil if it moved (the
+        /// slot then shows a generation that may not be protected: publish again).
+        @inline(__always)
+        func publishCurrent() -> UInt64? {
+            let current = generation.pointee.load(ordering: .acquiring)
+            publish(generation: current)
+            return generation.pointee.load(ordering: .sequentiallyConsistent) == current ? current : nil
+        }
+
+        @inline(__always)
+        func setPageCount(_ count: UInt64) { pageCount.pointee.store(count, ordering: .relaxed) }
+
+        /// Ends the snapshot, keeping the slot (release: the snapshot's reads come before it).
+        @inline(__always)
+        func retire() { snapshot.pointee.store(0, ordering: .releasing) }
+    }
+
+    func fields(of slot: Int) -> SlotFields {
+        precondition(isOwnedLocally(slot), "slot \(slot) is not owned by this handle")
+        return SlotFields(generation: lockFile.generation, snapshot: snapshotField(slot), beganAt: beganAtField(slot), pageCount: pageCountField(slot))
     }
 
     /// The oldest generation any registered reader may still be reading, or nil if none.

@@ -12,7 +12,10 @@ struct Page {
     let kind: PageKind
     let count: Int
 
-    /// Validates the header of page `number` located at `base`.
+    /// Validates the header of page `number` located at `base`. Every field is checked on every
+    /// visit (a page of the mapping can change under a reader that lost its pin, and a check once
+    /// per page would need a table); inlined, they cost a few compares.
+    @inline(__always)
     init(validating base: UnsafeRawPointer, size: Int, number: UInt64) throws {
         self.base = base
         self.size = size
@@ -21,11 +24,11 @@ struct Page {
         guard storedNumber == number else {
             throw StrataError.corruptPage(page: number, reason: "header names page \(storedNumber)")
         }
-        guard let kind = PageKind(rawValue: base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)),
-              kind == .branch || kind == .leaf else {
+        let rawKind = base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)
+        guard rawKind == PageKind.branch.rawValue || rawKind == PageKind.leaf.rawValue else {
             throw StrataError.corruptPage(page: number, reason: "not a tree page")
         }
-        self.kind = kind
+        kind = rawKind == PageKind.leaf.rawValue ? .leaf : .branch
         let count = Int(base.loadUnaligned(fromByteOffset: PageLayout.countOffset, as: UInt16.self))
         let lower = Int(base.loadUnaligned(fromByteOffset: PageLayout.lowerOffset, as: UInt16.self))
         let upper = Int(base.loadUnaligned(fromByteOffset: PageLayout.upperOffset, as: UInt16.self))

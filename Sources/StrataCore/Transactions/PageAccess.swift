@@ -40,8 +40,14 @@ final class PageAccess {
     /// Points a read access at another snapshot, for a reused read transaction (after
     /// `endLease()`: nothing made under the old lease can read through it any more).
     func renew(base: UnsafeRawPointer, committedPageCount: UInt64, newestTransaction: UInt64) {
-        precondition(!isWritable, "only read accesses are reused")
         self.base = base
+        renew(committedPageCount: committedPageCount, newestTransaction: newestTransaction)
+    }
+
+    /// `renew` on the same mapping base (the snapshot needs no more of the mapping than the last).
+    @inline(__always)
+    func renew(committedPageCount: UInt64, newestTransaction: UInt64) {
+        precondition(!isWritable, "only read accesses are reused")
         self.committedPageCount = committedPageCount
         self.newestTransaction = newestTransaction
     }

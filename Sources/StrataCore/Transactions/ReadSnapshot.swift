@@ -1,20 +1,31 @@
 /// A committed snapshot for the few lookups of one call, without tree handles or a
-/// per-transaction tree table: what a single typed `load` needs. It borrows the page access of a
-/// pooled read transaction (see `ReadTransactionPool`), so beginning one costs a reader-slot claim
-/// and, for a generation already seen, no meta or catalog decoding (see `SnapshotCache`).
+/// per-transaction tree table: what a single typed `load` needs. It borrows a pooled
+/// `SnapshotReader`, so beginning one on a generation the reader has seen costs publishing the
+/// generation in the reader's own slot: no allocation, no lock, no meta or catalog decoding.
 ///
 /// Valid only inside the `Database.withSnapshot` call that made it: afterwards every method
 /// throws `misuse`, and the views it handed out must not be used (as with `ReadTransaction.end()`).
 public struct ReadSnapshot {
-    let database: Database
-    let access: PageAccess
-    let catalog: TreeRecord
+    /// The reader lent to the call; its state is the snapshot's generation while `lease` is current.
+    let reader: SnapshotReader
+    /// The reader's lease while the snapshot is valid; it moves on when `withSnapshot` returns.
+    let lease: Int
     /// The committed generation this snapshot reads.
     public let generation: UInt64
     /// When `generation` was committed (ns since 1970, the writer's clock).
     public let commitTime: UInt64
-    /// The access's lease while the snapshot is valid; it moves on when `withSnapshot` returns.
-    let lease: Int
+
+    init(reader: SnapshotReader) {
+        self.reader = reader
+        lease = reader.access.lease
+        let meta = reader.current.meta
+        generation = meta.transactionID
+        commitTime = meta.commitTime
+    }
+
+    var access: PageAccess { reader.access }
+    /// The catalog of the snapshot (valid while the snapshot is: check `checkActive()` first).
+    var catalog: TreeRecord { reader.current.meta.catalog }
 
     func checkActive() throws {
         guard access.lease == lease else { throw StrataError.misuse("a ReadSnapshot was used after its withSnapshot call returned") }
@@ -23,13 +34,21 @@ public struct ReadSnapshot {
     /// The record of the tree called `name`, or nil if the snapshot has none.
     func record(ofTree name: String) throws -> TreeRecord? {
         try checkActive()
-        return try database.snapshots.tree(named: name, generation: generation, catalog: catalog, access: access)
+        return try reader.record(ofTree: name)
     }
 
     /// The value stored under `key` in the tree called `name`, without copying; nil if either is missing.
+    @inlinable
     public func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView? {
+        try key.withBytes { try get(bytes: $0, inTree: name) }
+    }
+
+    /// `get` for a key already in bytes: the non-generic body, so a call from another module pays
+    /// no generic dispatch.
+    @usableFromInline
+    func get(bytes key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView? {
         guard let record = try record(ofTree: name) else { return nil }
-        return try key.withBytes { try access.lookup(in: record, key: $0) }
+        return try access.lookup(in: record, key: key)
     }
 
     /// Calls `body` for each entry of the tree called `name` with `lower <= key < upper` (bounds
@@ -45,13 +64,35 @@ public struct ReadSnapshot {
 extension Database {
     /// Runs `body` on the latest committed generation, like `read`, but with a `ReadSnapshot`
     /// instead of a `ReadTransaction`: for a few point lookups or one scan by tree name, without
-    /// opening tree handles.
+    /// opening tree handles. Throws `closed` after `close()`, `readerTableFull` if no reader slot
+    /// is free, and what `body` throws.
+    @inlinable
     public func withSnapshot<Result>(_ body: (ReadSnapshot) throws -> Result) throws -> Result {
-        // A pooled read transaction lends its access; no transaction object is created.
-        var transaction = try beginRead()
-        defer { endAndRecycle(&transaction) }
-        let access = transaction.access
-        return try body(ReadSnapshot(database: self, access: access, catalog: transaction.catalog, generation: transaction.generation,
-                                     commitTime: transaction.commitTime, lease: access.lease))
+        // Inlined into the caller, so `body` is called directly; the begin and end are not generic.
+        let snapshot = try beginSnapshot()
+        defer { endSnapshot(snapshot) }
+        return try body(snapshot)
+    }
+
+    /// Begins the snapshot of a `withSnapshot` call on a pooled reader (a new one if none is idle).
+    @usableFromInline
+    func beginSnapshot() throws -> ReadSnapshot {
+        try checkOpen()
+        let reader = try idleSnapshots.take() ?? SnapshotReader(database: self)
+        do {
+            try reader.begin(self)
+            return ReadSnapshot(reader: reader)
+        } catch {
+            idleSnapshots.park(reader) // not registered: `begin` undid what it did
+            throw error
+        }
+    }
+
+    /// Ends the snapshot of a `withSnapshot` call and parks its reader for the next call.
+    @usableFromInline
+    func endSnapshot(_ snapshot: ReadSnapshot) {
+        snapshot.reader.end(self)
+        // After `close()` the pool was drained: a reader parked now would keep its slot until deinit.
+        if !isClosed { idleSnapshots.park(snapshot.reader) }
     }
 }

@@ -1,73 +1,46 @@
 import Synchronization
 
-/// What every read transaction of the newest generation would otherwise recompute: the validated
-/// meta and the catalog entries looked up so far. One per `Database` handle.
+/// The newest generation's `GenerationState`, shared by every read of one `Database` handle, so
+/// a generation's meta is decoded and its catalog entries looked up once, not once per read.
 ///
 /// Why it is safe to reuse: a generation names one committed meta, written before the generation
 /// was published and never rewritten while it is the published one (commit N writes meta page
 /// N % 2, so meta N is only overwritten by commit N + 2, after N + 1 was published). A reader uses
-/// an entry only for the generation it has registered in its slot and re-checked, so the pages the
-/// entry was derived from are pinned and unchanged: the entry equals what decoding them again
-/// (checksum, bounds, catalog lookup) would produce. An entry of another generation is replaced.
+/// a state only for the generation it has registered in its slot and re-checked, so the pages the
+/// state was derived from are pinned and unchanged: the state equals what decoding them again
+/// (checksum, bounds, catalog lookup) would produce. A state of another generation is replaced.
+///
+/// Readers that keep the state of the generation they last read (`SnapshotReader`) come here only
+/// when the generation moved; the lock is taken once per generation and reader, not per read.
 final class SnapshotCache: Sendable {
-    struct CachedTree {
-        let name: String
-        /// nil: the generation has no tree of that name.
-        let record: TreeRecord?
-    }
-
-    private struct Entry {
-        var meta: MetaPage
-        var trees: [CachedTree] = []
-    }
-
-    /// A handful of trees is the common case; beyond this, lookups are not cached (linear search).
-    private static let treeLimit = 32
-
-    private let entry = Mutex<Entry?>(nil)
+    private let newest = Mutex<GenerationState?>(nil)
 
     init() {}
 
-    /// The validated meta of `generation`, if it is the cached one.
-    func meta(generation: UInt64) -> MetaPage? {
-        entry.withLock { entry in
-            guard let entry, entry.meta.transactionID == generation else { return nil }
-            return entry.meta
-        }
+    /// The state of `generation`, if it is the cached one.
+    func state(generation: UInt64) -> GenerationState? {
+        newest.withLock { newest in newest?.generation == generation ? newest : nil }
     }
 
-    /// Remembers a meta that decoded and validated, replacing an older generation's entry.
-    func remember(_ meta: MetaPage) {
-        entry.withLock { entry in
-            if let current = entry, current.meta.transactionID >= meta.transactionID { return }
-            entry = Entry(meta: meta)
-        }
-    }
-
-    /// The catalog entry `name` of `generation`, if cached.
-    func tree(named name: String, generation: UInt64) -> CachedTree? {
-        entry.withLock { entry in
-            guard let entry, entry.meta.transactionID == generation else { return nil }
-            return entry.trees.first { $0.name == name }
+    /// Remembers the state of a meta that decoded and validated, unless a newer one is cached.
+    /// Returns the cached state of that generation (another reader's, if it was first).
+    func remember(_ meta: MetaPage) -> GenerationState {
+        newest.withLock { newest in
+            if let current = newest, current.generation >= meta.transactionID {
+                if current.generation == meta.transactionID { return current }
+                return GenerationState(meta: meta)
+            }
+            let state = GenerationState(meta: meta)
+            newest = state
+            return state
         }
     }
 
     /// The catalog entry `name` of committed `generation` (nil: no such tree), looked up in
     /// `catalog` through `access` unless an earlier reader of the generation already did.
-    /// The one catalog look-up of every read path (`ReadTransaction`, `ReadSnapshot`).
+    /// The catalog look-up of `ReadTransaction` (`ReadSnapshot` asks its `GenerationState`).
     func tree(named name: String, generation: UInt64, catalog: TreeRecord, access: PageAccess) throws -> TreeRecord? {
-        if let cached = tree(named: name, generation: generation) { return cached.record }
-        let record = try access.catalogEntry(named: name, in: catalog)
-        remember(tree: record, named: name, generation: generation)
-        return record
-    }
-
-    /// Remembers a validated catalog lookup of `generation` (ignored if that is not the cached one).
-    func remember(tree record: TreeRecord?, named name: String, generation: UInt64) {
-        entry.withLock { entry in
-            guard entry?.meta.transactionID == generation, let count = entry?.trees.count, count < SnapshotCache.treeLimit,
-                  entry?.trees.contains(where: { $0.name == name }) == false else { return }
-            entry?.trees.append(CachedTree(name: name, record: record))
-        }
+        if let state = state(generation: generation) { return try state.tree(named: name, access: access) }
+        return try access.catalogEntry(named: name, in: catalog)
     }
 }

@@ -6,7 +6,7 @@ extension Database {
     func claimSnapshot() throws -> (SnapshotClaim, MetaPage) {
         switch registration {
         case .readerTable:
-            let slot = try readers.acquireSlot()
+            let slot = try claimSlot()
             do {
                 return (.slot(slot), try snapshotMeta(slot: slot))
             } catch {
@@ -18,6 +18,17 @@ extension Database {
             return (.pin(meta.transactionID), meta)
         case .detached(let meta):
             return (.detached, meta)
+        }
+    }
+
+    /// A reader slot of this handle for one snapshot or for a `SnapshotReader`. A full table is
+    /// first relieved of the slots idle `SnapshotReader`s keep, before it is reported full.
+    func claimSlot() throws -> Int {
+        do {
+            return try readers.acquireSlot()
+        } catch StrataError.readerTableFull {
+            idleSnapshots.drain()
+            return try readers.acquireSlot()
         }
     }
 

@@ -17,7 +17,7 @@ public class Transaction {
     /// The store this transaction reads.
     public var database: Database { owner! }
     /// Strong while the transaction can be used; nil only while an idle read transaction is
-    /// parked in its handle's `ReadTransactionPool` (which must not keep the handle alive).
+    /// parked in its handle's `IdlePool` (which must not keep the handle alive).
     @exclusivity(unchecked) var owner: Database?
     let access: PageAccess
     /// The catalog tree: tree name -> `TreeRecord`.

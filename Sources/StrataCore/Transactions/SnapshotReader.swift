@@ -1,0 +1,104 @@
+/// The reusable part of a `ReadSnapshot`, pooled per handle (see `IdlePool`): a page access, the
+/// state of the generation it last read, and, for a handle that registers readers in the reader
+/// table, a reader slot it keeps for its whole life — LMDB's reader slot bound to a read
+/// transaction, which `mdb_txn_renew` only re-publishes. Beginning a snapshot of an unchanged
+/// generation is then: load the generation, publish it in the slot, re-load it, and point the
+/// access at the snapshot; ending it is one store of 0 in the slot. No allocation, no lock, no
+/// meta copy, no catalog lookup.
+///
+/// Slot invariants (the protocol itself is `ReaderTable`'s):
+/// - The slot is claimed once, when the reader is made, and is in use locally (`ReaderTable`
+///   never hands it to another read) until `deinit` gives it back; in between it reads as idle
+///   (snapshot 0) to the writer except during `begin()...end()`.
+/// - Its liveness is the slot lock held by the handle, as for every slot: a killed process's slot
+///   is reaped like any other.
+/// - Readers live in a pool of `IdlePool.capacity` per handle; one that finds the pool full is
+///   deallocated and its slot becomes one of the handle's idle slots (as a pooled transaction's
+///   does), so readers keep at most that many slots out of the other reads' reach.
+///   A slot claim that finds the table full first drains the idle readers (`Database.claimSlot`).
+/// - `Database` drains its pool before it gives its slots back (close, deinit), so no reader ever
+///   writes a slot its handle no longer owns.
+final class SnapshotReader {
+    let access: PageAccess
+    private let readers: ReaderTable
+    /// The reader-table slot this reader keeps (nil: the handle registers snapshots otherwise).
+    private let slot: Int?
+    /// The slot's fields (meaningful only with a slot).
+    private let fields: ReaderTable.SlotFields?
+    /// What a snapshot outside the reader table holds until `end()`.
+    private var claim: SnapshotClaim?
+    /// The state of the generation last read.
+    private var state: GenerationState?
+
+    init(database: Database) throws {
+        access = PageAccess(pageSize: database.pageSize, base: try database.mapping.base(covering: 0), committedPageCount: 0,
+                            mapping: database.mapping, isWritable: false, verifiesChecksums: database.options.verifyChecksums)
+        readers = database.readers
+        if case .readerTable = database.registration {
+            let slot = try database.claimSlot()
+            self.slot = slot
+            fields = database.readers.fields(of: slot)
+        } else {
+            slot = nil
+            fields = nil
+        }
+    }
+
+    deinit {
+        if let slot { readers.releaseSlot(slot) }
+    }
+
+    /// The state of the snapshot begun last (valid between `begin` and `end`).
+    var current: GenerationState { state! }
+
+    /// Registers a snapshot of the newest generation of `database` and points the access at it.
+    func begin(_ database: Database) throws {
+        // The common case: the generation read last time is still the newest. One round of the
+        // publication protocol in the kept slot, and the access reads the same pages as before.
+        if let fields, let state, fields.publishCurrent() == state.generation {
+            access.renew(committedPageCount: state.meta.pageCount, newestTransaction: .max)
+            return
+        }
+        let state: GenerationState
+        var newestTransaction = UInt64.max
+        if let fields {
+            do {
+                state = try database.registeredState(register: { fields.publish(generation: $0) }, withdraw: { _ in })
+            } catch {
+                fields.retire() // the slot may show a generation it never validated
+                throw error
+            }
+            fields.setPageCount(state.meta.pageCount)
+        } else {
+            let (claim, meta) = try database.claimSnapshot()
+            self.claim = claim
+            state = self.state.flatMap { $0.generation == meta.transactionID ? $0 : nil } ?? database.snapshots.remember(meta)
+            newestTransaction = database.newestReadableTransaction(claim, meta: meta)
+        }
+        do {
+            let base = try database.mapping.base(covering: Int(state.meta.pageCount) * database.pageSize)
+            access.renew(base: base, committedPageCount: state.meta.pageCount, newestTransaction: newestTransaction)
+        } catch {
+            end(database)
+            throw error
+        }
+        self.state = state
+    }
+
+    /// The record of the tree called `name` in the current snapshot, or nil if it has none.
+    @inline(__always)
+    func record(ofTree name: String) throws -> TreeRecord? {
+        try state!.tree(named: name, access: access)
+    }
+
+    /// Ends the snapshot: handed-out views and scans stop working, and the writer may reuse its pages.
+    func end(_ database: Database) {
+        access.endLease()
+        if let fields {
+            fields.retire()
+        } else if let claim {
+            database.releaseSnapshot(claim)
+            self.claim = nil
+        }
+    }
+}
