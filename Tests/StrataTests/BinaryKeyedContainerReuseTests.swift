@@ -64,6 +64,8 @@ private final class TreeNode: Codable, Equatable {
     let children: [TreeNode]
     let next: TreeNode?
 
+    enum CodingKeys: String, CodingKey { case label, children, next }
+
     init(label: String, children: [TreeNode] = [], next: TreeNode? = nil) {
         self.label = label
         self.children = children
@@ -154,11 +156,16 @@ struct BinaryKeyedContainerReuseTests {
         }
         let entries = BinaryKeyedContainerCache.entryCountOnThisThread
         #expect(entries <= BinaryKeyedContainerCache.maximumEntries)
+        // One deep value does not take the whole cache: the other key types of the thread stay cached.
+        let ofTreeNode = BinaryKeyedContainerCache.entryCountOnThisThread(for: TreeNode.CodingKeys.self)
+        #expect(ofTreeNode <= BinaryKeyedContainerCache.maximumEntriesPerKey)
+        #expect(entries - ofTreeNode + BinaryKeyedContainerCache.maximumEntriesPerKey < BinaryKeyedContainerCache.maximumEntries)
     }
 
     @Test func anEscapedContainerIsNotHandedOutAgain() throws {
         let first = try decoder.decode(Escaping.self, from: encoder.encode(Escaping(value: "first")))
         let before = BinaryKeyedContainerCache.entryCountOnThisThread
+        let beforeOfKey = BinaryKeyedContainerCache.entryCountOnThisThread(for: Escaping.CodingKeys.self)
         let second = try decoder.decode(Escaping.self, from: encoder.encode(Escaping(value: "second")))
         #expect(first.value == "first")
         #expect(second.value == "second")
@@ -166,7 +173,8 @@ struct BinaryKeyedContainerReuseTests {
         // (unless the cache was already full).
         let kept = Escaping.kept.count
         #expect(kept >= 2)
-        if before < BinaryKeyedContainerCache.maximumEntries {
+        if before < BinaryKeyedContainerCache.maximumEntries,
+           beforeOfKey < BinaryKeyedContainerCache.maximumEntriesPerKey {
             #expect(BinaryKeyedContainerCache.entryCountOnThisThread == before + 1)
         }
     }

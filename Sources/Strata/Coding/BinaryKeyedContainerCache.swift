@@ -13,9 +13,12 @@ import Glibc
 /// Invariants:
 /// - A box is handed out only while the cache holds its only reference
 ///   (`isKnownUniquelyReferenced`), that is when no container from its previous use is alive.
-///   A nested container of the same key type (a recursive type) therefore gets another entry,
+///   A nested container of the same key type (a recursive type) therefore gets another entry
+///   (up to `maximumEntriesPerKey` of one key type),
 ///   and a container that escaped its `init(from:)` keeps its box out of reuse forever, so
-///   its state is never rewritten under it.
+///   its state is never rewritten under it (until its thread exits, when the states are freed:
+///   a container kept past its `init(from:)` was never valid to use, before this cache too, as
+///   it points into a finished decode).
 /// - Entries are per thread (one decode runs on one thread: no `await` inside), so there is no
 ///   locking; at most `maximumEntries` per thread, beyond which containers are built as before.
 ///   A thread's entries are freed when the thread exits.
@@ -24,6 +27,8 @@ import Glibc
 ///   is cached and decoding works as before.
 enum BinaryKeyedContainerCache {
     static let maximumEntries = 32
+    /// Nesting depth of one key type that is served from the cache (deeper levels build boxes).
+    static let maximumEntriesPerKey = 4
 
     /// The container for `Key` with `state`: a cached box if one is free, else `make(state)`.
     static func container<Key: CodingKey>(
@@ -33,6 +38,7 @@ enum BinaryKeyedContainerCache {
         guard boxIsOneReference, let entries = threadEntries() else { return make(state) }
         let keyType = ObjectIdentifier(Key.self)
         let cached = entries.storage
+        var entriesOfKey = 0
         for index in 0..<entries.count.pointee where cached[index].keyType == keyType {
             // Raw storage and a concrete class type, so this checks the cached reference in
             // place: through an array, a class property or an `AnyObject` the compiler copies
@@ -41,9 +47,12 @@ enum BinaryKeyedContainerCache {
                 cached[index].state.pointee = state
                 return unsafeBitCast(cached[index].box, to: KeyedDecodingContainer<Key>.self)
             }
+            entriesOfKey += 1
         }
         let count = entries.count.pointee
-        guard count < maximumEntries else { return make(state) }
+        // Entries are never evicted: a deeply recursive value of one key type must not take every
+        // entry and leave the thread's other types uncached for the rest of its life.
+        guard count < maximumEntries, entriesOfKey < maximumEntriesPerKey else { return make(state) }
         let slot = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: 1)
         slot.initialize(to: state)
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(state: slot))
@@ -54,6 +63,13 @@ enum BinaryKeyedContainerCache {
 
     /// Number of cached boxes on this thread (for tests).
     static var entryCountOnThisThread: Int { threadEntries()?.count.pointee ?? 0 }
+
+    /// Number of cached boxes for `Key` on this thread (for tests).
+    static func entryCountOnThisThread<Key: CodingKey>(for _: Key.Type) -> Int {
+        guard let entries = threadEntries() else { return 0 }
+        let keyType = ObjectIdentifier(Key.self)
+        return (0..<entries.count.pointee).filter { entries.storage[$0].keyType == keyType }.count
+    }
 
     /// Whether a `KeyedDecodingContainer` is exactly one reference to a
     /// `_KeyedDecodingContainerBox`, which the bit casts above assume.

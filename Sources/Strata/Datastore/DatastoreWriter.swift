@@ -91,7 +91,8 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         try recordShape(of: instance)
     }
 
-    /// The index entries storing `instance` in place of `old` (nothing if `isNew`) changes, after
+    /// The index entries that change when `instance` is stored in place of `old` (`old` is ignored
+    /// when `isNew`), after
     /// checking the unique indexes (nothing is written here, so a refused write leaves the
     /// transaction as it was).
     /// An index whose values did not change is left out, its tree not even opened: an update

@@ -189,9 +189,11 @@ extension WriteTransaction {
         // Saving copies a path of the free tree, and maybe splits it: have reusable pages ready for
         // that (records cannot be loaded once saving starts), or they would come from the file's end.
         // When this transaction already copied the free tree's root (it loaded a record), the path
-        // to the last leaf, where records are taken and added, is its own already: only a split
-        // needs pages. Loading one more record just for that would make every small commit take
-        // and rewrite the leftover record.
+        // to the leaf it loaded from is its own, and in a small store that is the last leaf, where
+        // records are added: only a split needs pages. Loading one more record just for that would
+        // make every small commit take and rewrite the leftover record. When the records above
+        // the loaded one span more leaves, the pages this saving copies beyond `wanted` come from
+        // the file's end: the file grows a little, nothing is wrong on disk.
         let rootIsOwn = access.dirty[allocator.freeTree.root]?.nestingDepth == nestingDepth
         let wanted = rootIsOwn ? 2 : 2 * (allocator.freeTree.depth + 2)
         while allocator.reusable.count < wanted, try loadFreeRecord() {}

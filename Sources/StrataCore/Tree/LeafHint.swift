@@ -57,9 +57,11 @@ struct LeafHint {
     }
 }
 
-/// The leaf hints of one write transaction, one per tree (by root page), most recent last. A
-/// typed write touches a handful of trees (primary, indexes, change log, at commit the free tree
-/// and the catalog); beyond `capacity` the oldest hint goes.
+/// The leaf hints of one write transaction, one per tree (by root page), in the order their trees
+/// were first hinted. A typed write touches a handful of trees (primary, indexes, change log, at
+/// commit the free tree and the catalog); beyond `capacity` the hint of the tree hinted first
+/// goes. (Writes visit their trees in a cycle, so least-recently-used eviction would miss just
+/// as often; a transaction over more than `capacity` trees descends from the root for some.)
 struct LeafHints {
     static let capacity = 8
     private var hints: [LeafHint] = []
