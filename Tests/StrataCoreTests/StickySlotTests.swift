@@ -114,4 +114,29 @@ import StrataTestFixtures
         for round in 13..<40 { try rewrite(db, round) }
         #expect(try db.read { $0.pageCount } == settled)
     }
+
+    /// A `ReadSnapshot` let out of its `withSnapshot` call (its methods then throw `misuse`) keeps
+    /// its reader alive after the handle is gone. The handle gave the reader's slot back when it
+    /// was destroyed; dropping the snapshot later must not write that slot, which by then may be
+    /// another reader's: clearing it would let the writer reuse that reader's pages.
+    @Test func aSnapshotOutlivingItsHandleLeavesAnotherReadersSlotAlone() throws {
+        let (dir, writer) = try unsyncedStore()
+        try rewrite(writer, 1)
+        var readerHandle: Database? = try Database(path: dir.path, mode: .readOnly)
+        weak let weakHandle = readerHandle
+        var escaped: ReadSnapshot? = try readerHandle!.withSnapshot { $0 }
+        readerHandle = nil
+        #expect(weakHandle == nil)
+        // Another handle claims the slot the destroyed one gave back, and reads.
+        let tx = try writer.beginRead()
+        let generation = tx.generation
+        let t = try tx.tree("t")
+        #expect(writer.oldestReaderSnapshot == generation)
+        escaped = nil
+        _ = escaped
+        #expect(writer.oldestReaderSnapshot == generation)
+        for round in 2..<40 { try rewrite(writer, round) }
+        #expect(try tx.get("key 7", in: t)?.bytes == [UInt8](repeating: 1, count: 100))
+        tx.end()
+    }
 }

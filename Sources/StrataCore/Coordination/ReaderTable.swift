@@ -194,6 +194,19 @@ final class ReaderTable: @unchecked Sendable {
 
     func isOwnedLocally(_ slot: Int) -> Bool { local[slot].load(ordering: .relaxed) != 0 }
 
+    /// `releaseSlot`, but only while this handle still owns `slot`: for a holder that may outlive
+    /// its handle (a `SnapshotReader` kept alive by an escaped `ReadSnapshot`). Once the handle
+    /// gave its slots back (`releaseOwnedSlots`), the slot may be another reader's, and clearing its
+    /// snapshot would let the writer reuse that reader's pages. Under `claimLock`, which
+    /// `releaseOwnedSlots` holds while it gives slots back, so the check and the store are not
+    /// separated by a hand-over.
+    func releaseSlotIfOwnedLocally(_ slot: Int) {
+        claimLock.withLock { _ in
+            guard isOwnedLocally(slot) else { return }
+            releaseSlot(slot)
+        }
+    }
+
     /// A consistent-enough picture of the table for reporting (values may move while it is read):
     /// every claimed slot as of the committed generation `current` and the wall clock `now`, its
     /// liveness judged by its slot lock. Pinned pages are left 0 (`Database.readerReport` counts them).

@@ -16,8 +16,10 @@
 ///   deallocated and its slot becomes one of the handle's idle slots (as a pooled transaction's
 ///   does), so readers keep at most that many slots out of the other reads' reach.
 ///   A slot claim that finds the table full first drains the idle readers (`Database.claimSlot`).
-/// - `Database` drains its pool before it gives its slots back (close, deinit), so no reader ever
-///   writes a slot its handle no longer owns.
+/// - `Database` drains its pool before it gives its slots back (close, deinit), so no pooled
+///   reader ever writes a slot its handle no longer owns. A reader kept alive past its handle by a
+///   `ReadSnapshot` let out of `withSnapshot` gives its slot back only if the handle still owns it
+///   (`ReaderTable.releaseSlotIfOwnedLocally`); its `end()` already ran when the call returned.
 final class SnapshotReader {
     let access: PageAccess
     private let readers: ReaderTable
@@ -45,7 +47,9 @@ final class SnapshotReader {
     }
 
     deinit {
-        if let slot { readers.releaseSlot(slot) }
+        // A reader normally dies in its handle's pool drain, while the handle owns the slot. One
+        // kept alive by an escaped `ReadSnapshot` may die after the handle gave the slot back.
+        if let slot { readers.releaseSlotIfOwnedLocally(slot) }
     }
 
     /// The state of the snapshot begun last (valid between `begin` and `end`).
