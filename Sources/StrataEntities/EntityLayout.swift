@@ -61,7 +61,12 @@ enum EntityLayout {
     /// had no version: its headers would decode into wrong labels silently, so a store with
     /// entities but without this version is refused. Layout 3 made the `values` index lazy
     /// (stale entries): a build of layout 2 would return them from queries, so the version says so.
+    /// A layout-2 store is read as it is (its exact index is a valid lazy one, and nothing else
+    /// changed) and states layout 3 with its first commit that takes a sequence number, which
+    /// every change able to leave a stale entry does.
     static let version: UInt64 = 3
+    /// Layouts this build reads besides `version`.
+    static let upgradable: Set<UInt64> = [2]
     static let versionName = "layout"
     static let versionBytes: [UInt8] = withUnsafeBytes(of: version.bigEndian) { Array($0) }
 
@@ -74,7 +79,9 @@ enum EntityLayout {
         guard let stored else { throw EntityError.unsupportedLayout(found: 1, supported: version) }
         guard stored.count == 8 else { throw EntityError.corrupt(reason: "layout version of \(stored.count) bytes") }
         let found = stored.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-        guard found == version else { throw EntityError.unsupportedLayout(found: found, supported: version) }
+        guard found == version || upgradable.contains(found) else {
+            throw EntityError.unsupportedLayout(found: found, supported: version)
+        }
     }
 
     static let truncatedMark: UInt8 = 1
