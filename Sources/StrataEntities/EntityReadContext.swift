@@ -188,7 +188,10 @@ public class EntityReadContext {
     func find(_ reference: EntityReference) throws -> EntityID? {
         // An identifier is checked, not memoized: its header lookup is the whole resolution.
         if case .id(let id) = reference.match { return try liveHeader(id) == nil ? nil : id }
-        if let known = resolved[reference.identity] { return known }
+        if let known = resolved[reference.identity] {
+            if try stillMatches(known, reference.match) { return known }
+            resolved[reference.identity] = nil // changed since: resolve it afresh
+        }
         let found: EntityID?
         switch reference.match {
         case .id(let id):
@@ -203,6 +206,14 @@ public class EntityReadContext {
         }
         if let found { resolved[reference.identity] = found }
         return found
+    }
+
+    /// Whether the entity a property match resolved to earlier in this transaction still has
+    /// that current value (a later operation may have changed or removed it, or deleted the entity).
+    private func stillMatches(_ id: EntityID, _ match: EntityReference.Match) throws -> Bool {
+        guard case .property(let key, let value) = match else { return true }
+        guard let header = try liveHeader(id) else { return false }
+        return try latest(id: id, name: encodedName(key), in: header)?.entry.value == value
     }
 
     /// The entities the references denote, keyed by reference (those that resolve to nothing

@@ -11,6 +11,9 @@
 ///
 /// Within one operation (one transaction), every reference with the same match and type
 /// resolves to the same entity: resolving an unresolved reference twice creates one entity.
+/// A property match is remembered only while its entity still matches: once the transaction
+/// changes or removes that property, or deletes the entity, the reference is resolved afresh
+/// (and may then find another entity, none, or create one).
 public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
     /// How a reference finds its entity.
     public enum Match: Hashable, Sendable {

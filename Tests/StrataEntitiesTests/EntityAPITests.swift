@@ -259,4 +259,22 @@ struct Person: EntityKind {
         #expect(try await upgraded.entities(where: "name", equals: .string("Ada"), ofType: "person").isEmpty)
         #expect(try storedLayout() == EntityLayout.version)
     }
+
+    /// A property match is remembered within a transaction only while its entity still matches:
+    /// after the transaction renames it, the old name finds nothing (get-or-create makes a new one).
+    @Test func aRenamedEntityNoLongerAnswersToItsOldNameInTheSameTransaction() async throws {
+        let directory = TemporaryDirectory()
+        let store = try EntityStore(database: try Database(path: directory.path))
+        try await store.resolve([.new("person", with: ["name": "Ada"])])
+        let ada = EntityReference.named("Ada", ofType: "person")
+        try store.writeNow { tx in
+            let first = try #require(try tx.existing([ada])[ada])
+            _ = try tx.set(["name": .string("Augusta")], of: [.id(first)])
+            #expect(try tx.existing([ada]).isEmpty)
+            let created = try tx.resolve([ada.createIfMissing()])
+            #expect(created.values.first != first)
+            #expect(try tx.resolve([ada.createIfMissing()]).values.first == created.values.first)
+        }
+        #expect(try await store.entities(where: "name", equals: .string("Ada"), ofType: "person").count == 1)
+    }
 }
