@@ -54,7 +54,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
                 lastIndexLookup.withLock { $0 = ResolvedKeyPath(keyPath: keyPath, position: position) }
             }
         }
-        if forReading, staleIndexes.withLock({ $0.contains(info.name) }) {
+        if forReading, staleIndexes.withLock({ !$0.isEmpty && $0.contains(info.name) }) {
             throw DatastoreError.indexNotBuilt(datastore: F.name, index: info.name)
         }
         return info
