@@ -92,7 +92,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 
     @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (F.Instance) -> Void) throws
     where I.Instance == F.Instance {
-        let info = try schema.index(index)
+        let info = try schema.readTarget(index)
         let valueBytes = value.orderedKeyBytes
         // A snapshot without the transaction and context objects of `store.read`.
         try store.database.withSnapshot {

@@ -22,7 +22,7 @@ enum DatastoreLookup {
     /// value's entry if it starts with them (the value's encoding is self-delimiting, so no other
     /// value's key does), and what follows them is the identifier. Then at most one primary lookup
     /// (none for a direct index, whose entry holds the envelope).
-    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexInfo<F.Instance>,
+    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexReadTarget,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (F.Instance) -> Void) throws {
         var entry: (key: ByteView, value: ByteView)?

@@ -55,7 +55,7 @@ public class DatastoreReader<F: DatastoreFormat> {
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
         var instance: F.Instance?
-        try DatastoreLookup.load(uniqueValueBytes: value.orderedKeyBytes, index: try schema.index(index), schema: schema, in: context) {
+        try DatastoreLookup.load(uniqueValueBytes: value.orderedKeyBytes, index: try schema.readTarget(index), schema: schema, in: context) {
             instance = $0
         }
         return instance
