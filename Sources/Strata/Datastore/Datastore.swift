@@ -54,7 +54,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         return instance
     }
 
-    @usableFromInline func load(_ id: F.Identifier, found: (F.Instance) -> Void) throws {
+    @usableFromInline func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
         // One lookup: a snapshot without the transaction and context objects of `store.read`.
         let key = id.orderedKeyBytes
         try store.database.withSnapshot { snapshot in
@@ -90,7 +90,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         return instance
     }
 
-    @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (F.Instance) -> Void) throws
+    @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (consuming F.Instance) -> Void) throws
     where I.Instance == F.Instance {
         let info = try schema.readTarget(index)
         let valueBytes = value.orderedKeyBytes

@@ -6,13 +6,14 @@ import StrataCore
 /// Why the shape: these run unspecialized (the format is generic and the caller in another module),
 /// so every generic type they touch costs a runtime metadata lookup (~300 instructions each). This
 /// is a non-generic namespace, so calling it needs no `DatastoreReader<F>` metadata, and the found
-/// instance is handed to `found` instead of being returned as `F.Instance?` through the generic
-/// `withSnapshot`, which needed `Optional<F.Instance>`'s. The public entry points are small
-/// `@inlinable` wrappers that build the optional in the caller's (specialized) code.
+/// instance is moved into `found` (consumed, not copied) instead of being returned as
+/// `F.Instance?` through the generic `withSnapshot`, which needed `Optional<F.Instance>`'s. The
+/// public entry points are small `@inlinable` wrappers that build the optional in the caller's
+/// (specialized) code.
 enum DatastoreLookup {
     /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
     static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
-                                         found: (F.Instance) -> Void) throws {
+                                         found: (consuming F.Instance) -> Void) throws {
         guard let envelope = try reads.get(idBytes, inTree: schema.layout.primary) else { return }
         found(try schema.decode(envelope, id: Array(idBytes)))
     }
@@ -24,7 +25,7 @@ enum DatastoreLookup {
     /// (none for a direct index, whose entry holds the envelope).
     static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexReadTarget,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
-                                         found: (F.Instance) -> Void) throws {
+                                         found: (consuming F.Instance) -> Void) throws {
         var entry: (key: ByteView, value: ByteView)?
         try reads.scan(inTree: info.tree, from: valueBytes, to: nil, reverse: false) { key, value in
             if key.count >= valueBytes.count, key.withUnsafeBytes({ $0.starts(with: valueBytes) }) { entry = (key, value) }

@@ -120,10 +120,11 @@ public class DatastoreReader<F: DatastoreFormat> {
                 guard index < envelopes.count, let envelope = envelopes[index] else {
                     throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
                 }
-                let instance = try decode(envelope, id: info.isDirect
+                // Decoded straight into the slot: a local first would cost a copy and a destroy
+                // of the instance (value witnesses, as this code is unspecialized).
+                (storage.baseAddress! + initialized).initialize(to: try decode(envelope, id: info.isDirect
                     ? try directKeys[index].withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name)) }
-                    : views[index].bytes)
-                (storage.baseAddress! + initialized).initialize(to: instance)
+                    : views[index].bytes))
                 initialized += 1
             }
         }
