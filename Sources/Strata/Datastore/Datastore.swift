@@ -47,10 +47,19 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 
     /// The instance with identifier `id`, or nil. Throws `DatastoreError.corruptInstance`,
     /// `.versionTooNew` or `.migrationMissing` if the stored instance cannot be decoded.
-    public func load(_ id: F.Identifier) throws -> F.Instance? {
+    @inlinable public func load(_ id: F.Identifier) throws -> F.Instance? {
+        // The optional is built here, specialized in the caller (see `DatastoreLookup`).
+        var instance: F.Instance?
+        try load(id) { instance = $0 }
+        return instance
+    }
+
+    @usableFromInline func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
         // One lookup: a snapshot without the transaction and context objects of `store.read`.
         let key = id.orderedKeyBytes
-        return try store.database.withSnapshot { try DatastoreReader<F>.load(idBytes: key, schema: schema, in: $0) }
+        try store.database.withSnapshot { snapshot in
+            try key.withUnsafeBytes { try DatastoreLookup.load(idBytes: $0, schema: schema, in: snapshot, found: found) }
+        }
     }
 
     /// Every instance in identifier order (or descending), at most `limit` of them.
@@ -73,10 +82,22 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     /// ```swift
     /// let user = try users.load("ada@example.com", from: \.email)
     /// ```
-    public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
+    @inlinable public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
+        // The optional is built here, specialized in the caller (see `DatastoreLookup`).
+        var instance: F.Instance?
+        try load(value, from: index) { instance = $0 }
+        return instance
+    }
+
+    @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (consuming F.Instance) -> Void) throws
+    where I.Instance == F.Instance {
+        let info = try schema.readTarget(index)
+        let valueBytes = value.orderedKeyBytes
         // A snapshot without the transaction and context objects of `store.read`.
-        try store.database.withSnapshot { try DatastoreReader<F>.load(value, from: index, schema: schema, in: $0) }
+        try store.database.withSnapshot {
+            try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
+        }
     }
 
     /// Every instance indexed under `value`, in identifier order (`order` reverses it). Throws

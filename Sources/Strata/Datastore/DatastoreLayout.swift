@@ -15,6 +15,14 @@ struct DatastoreLayout: Sendable {
     func index(_ indexName: String) -> String { name + "#index." + indexName }
 }
 
+/// What reading one declared index needs: its tree and whether its entries hold the instances.
+/// Not generic, unlike `IndexInfo`, so the hot lookup paths need no type metadata for it.
+struct IndexReadTarget: Sendable {
+    let name: String
+    let tree: String
+    let isDirect: Bool
+}
+
 /// One declared index, resolved against the format instance.
 struct IndexInfo<Instance>: Sendable {
     let name: String

@@ -29,13 +29,9 @@ public class DatastoreReader<F: DatastoreFormat> {
     }
 
     func load(idBytes: [UInt8]) throws -> F.Instance? {
-        try Self.load(idBytes: idBytes, schema: schema, in: context)
-    }
-
-    /// The one point-lookup path, for a reader's transaction and for `Datastore.load(_:)`'s snapshot.
-    static func load(idBytes: [UInt8], schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads) throws -> F.Instance? {
-        guard let envelope = try reads.get(idBytes, inTree: schema.layout.primary) else { return nil }
-        return try schema.decode(envelope, id: idBytes)
+        var instance: F.Instance?
+        try idBytes.withUnsafeBytes { try DatastoreLookup.load(idBytes: $0, schema: schema, in: context) { instance = $0 } }
+        return instance
     }
 
     /// Every instance, in identifier order.
@@ -58,18 +54,11 @@ public class DatastoreReader<F: DatastoreFormat> {
     /// The instance a unique index maps `value` to, or nil.
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
-        try Self.load(value, from: index, schema: schema, in: context)
-    }
-
-    /// The one unique-index lookup path, for a reader's transaction and for `Datastore`'s snapshot:
-    /// at most one entry, then at most one primary lookup.
-    static func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, schema: DatastoreSchema<F>,
-                                                   in reads: some DatastoreTreeReads) throws -> F.Instance?
-    where I.Instance == F.Instance {
-        var found: F.Instance?
-        try forEachIndexed(try schema.index(index), .prefixed(value.orderedKeyBytes), valueType: I.Value.self, order: .ascending,
-                           limit: 1, schema: schema, in: reads) { instance, _ in found = instance }
-        return found
+        var instance: F.Instance?
+        try DatastoreLookup.load(uniqueValueBytes: value.orderedKeyBytes, index: try schema.readTarget(index), schema: schema, in: context) {
+            instance = $0
+        }
+        return instance
     }
 
     /// Every instance indexed under `value`, ordered by identifier.
@@ -131,10 +120,11 @@ public class DatastoreReader<F: DatastoreFormat> {
                 guard index < envelopes.count, let envelope = envelopes[index] else {
                     throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
                 }
-                let instance = try decode(envelope, id: info.isDirect
+                // Decoded straight into the slot: a local first would cost a copy and a destroy
+                // of the instance (value witnesses, as this code is unspecialized).
+                (storage.baseAddress! + initialized).initialize(to: try decode(envelope, id: info.isDirect
                     ? try directKeys[index].withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name)) }
-                    : views[index].bytes)
-                (storage.baseAddress! + initialized).initialize(to: instance)
+                    : views[index].bytes))
                 initialized += 1
             }
         }

@@ -10,7 +10,8 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let indexes: [IndexInfo<F.Instance>]
     /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
     let currentEnvelopePrefix: [UInt8]
-    private let indexByDefinition: [ObjectIdentifier: IndexInfo<F.Instance>]
+    /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
+    private let readTargets: [IndexReadTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
     let staleIndexes: Mutex<Set<String>>
     /// The key path resolved last and its position in `indexes`: a repeated query costs one
@@ -29,7 +30,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
-        indexByDefinition = Dictionary(uniqueKeysWithValues: indexes.map { (ObjectIdentifier($0.definition), $0) })
+        readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
     }
@@ -41,23 +42,32 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     /// The declared index a format key path names; reading a stale one is an error.
     func index<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>, forReading: Bool = true) throws -> IndexInfo<F.Instance>
     where I.Instance == F.Instance {
-        let info: IndexInfo<F.Instance>
-        if let position = lastIndexLookup.withLock({ $0?.position(for: keyPath) }) {
-            info = indexes[position]
+        indexes[try position(of: keyPath, forReading: forReading)]
+    }
+
+    /// Where a unique-index load reads the index a format key path names (as `index(_:)`, but
+    /// without `IndexInfo<F.Instance>`, whose generic metadata unspecialized code looks up per use).
+    func readTarget<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>) throws -> IndexReadTarget where I.Instance == F.Instance {
+        readTargets[try position(of: keyPath, forReading: true)]
+    }
+
+    /// The position in `indexes` of the index a format key path names; reading a stale one is an error.
+    private func position<I: IndexRepresentation>(of keyPath: KeyPath<F, I>, forReading: Bool) throws -> Int where I.Instance == F.Instance {
+        let position: Int
+        if let cached = lastIndexLookup.withLock({ $0?.position(for: keyPath) }) {
+            position = cached
         } else {
             let definition = format[keyPath: keyPath].definition
-            guard let found = indexByDefinition[ObjectIdentifier(definition)] else {
+            guard let found = indexes.firstIndex(where: { $0.definition === definition }) else {
                 throw DatastoreError.unknownIndex(datastore: F.name, index: "\(keyPath)")
             }
-            info = found
-            if let position = indexes.firstIndex(where: { $0.definition === definition }) {
-                lastIndexLookup.withLock { $0 = ResolvedKeyPath(keyPath: keyPath, position: position) }
-            }
+            position = found
+            lastIndexLookup.withLock { $0 = ResolvedKeyPath(keyPath: keyPath, position: found) }
         }
-        if forReading, staleIndexes.withLock({ $0.contains(info.name) }) {
-            throw DatastoreError.indexNotBuilt(datastore: F.name, index: info.name)
+        if forReading, staleIndexes.withLock({ !$0.isEmpty && $0.contains(readTargets[position].name) }) {
+            throw DatastoreError.indexNotBuilt(datastore: F.name, index: readTargets[position].name)
         }
-        return info
+        return position
     }
 
     /// Decodes a stored envelope of this datastore (migrating older versions).

@@ -3,7 +3,7 @@ import StrataCore
 /// The tree reads, by tree name, that a datastore's read paths need from a snapshot. A
 /// `StoreReadContext` (one transaction, many calls) and a `ReadSnapshot` (the single lookup of a
 /// `Datastore.load` call, without transaction objects) both provide them, so each read path
-/// (`DatastoreReader.load(idBytes:schema:in:)`, `DatastoreReader.forEachIndexed`) is written once.
+/// (`DatastoreLookup`, `DatastoreReader.forEachIndexed`) is written once.
 protocol DatastoreTreeReads {
     /// The value stored under `key` in the tree called `name`; nil if either is missing.
     func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView?

@@ -1,0 +1,42 @@
+import StrataCore
+
+/// The two single-instance read paths (by identifier, by a unique index's value), written once for
+/// a reader's transaction and for the snapshot of `Datastore.load`.
+///
+/// Why the shape: these run unspecialized (the format is generic and the caller in another module),
+/// so every generic type they touch costs a runtime metadata lookup (~300 instructions each). This
+/// is a non-generic namespace, so calling it needs no `DatastoreReader<F>` metadata, and the found
+/// instance is moved into `found` (consumed, not copied) instead of being returned as
+/// `F.Instance?` through the generic `withSnapshot`, which needed `Optional<F.Instance>`'s. The
+/// public entry points are small `@inlinable` wrappers that build the optional in the caller's
+/// (specialized) code.
+enum DatastoreLookup {
+    /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
+    static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
+                                         found: (consuming F.Instance) -> Void) throws {
+        guard let envelope = try reads.get(idBytes, inTree: schema.layout.primary) else { return }
+        found(try schema.decode(envelope, id: Array(idBytes)))
+    }
+
+    /// The instance a unique index maps the value whose ordered key bytes are `valueBytes` to; calls
+    /// `found` if there is one. One seek: the first index key at or after `valueBytes` is the
+    /// value's entry if it starts with them (the value's encoding is self-delimiting, so no other
+    /// value's key does), and what follows them is the identifier. Then at most one primary lookup
+    /// (none for a direct index, whose entry holds the envelope).
+    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexReadTarget,
+                                         schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
+                                         found: (consuming F.Instance) -> Void) throws {
+        var entry: (key: ByteView, value: ByteView)?
+        try reads.scan(inTree: info.tree, from: valueBytes, to: nil, reverse: false) { key, value in
+            if key.count >= valueBytes.count, key.withUnsafeBytes({ $0.starts(with: valueBytes) }) { entry = (key, value) }
+            return false
+        }
+        // The views stay valid: they point into the snapshot, which outlives this call.
+        guard let entry else { return }
+        let idBytes = entry.key.subview(from: valueBytes.count)
+        guard let envelope = info.isDirect ? entry.value : try reads.get(idBytes, inTree: schema.layout.primary) else {
+            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
+        }
+        found(try schema.decode(envelope, id: idBytes.bytes))
+    }
+}
