@@ -162,6 +162,7 @@ extension Database {
         // 7. Publish: readers that load the new generation find its meta already in place, and
         //    (at full durability) on the disk.
         session.committed = meta
+        session.lastCommitPages = dirty.count
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
         lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)
     }
