@@ -74,6 +74,8 @@ public final class Database: Sendable {
         /// Pages the last commit of this session wrote: a transaction after a large one does not
         /// take pages at the file's end for runs (it is likely large too, and scattered anyway).
         var lastCommitPages = 0
+        /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
+        var lastCommit = DirtyPages()
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []

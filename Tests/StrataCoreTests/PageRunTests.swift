@@ -87,3 +87,55 @@ import Testing
         }
     }
 }
+
+/// Copies of pages the writer's last commit wrote come from its own buffers (`LastCommitPages`),
+/// and only while those buffers still hold the committed content.
+@Suite struct LastCommitPagesTests {
+    @Test func smallCommitsCopyTheLastCommitsPagesAndStayCorrect() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        let value = [UInt8](repeating: 7, count: 200)
+        // A tree of two levels, of more pages than the table keeps.
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<2000 { try tx.put(String(format: "k%05d", i), value, in: t) }
+        }
+        /// One put; returns how many pages it copied from the last commit's buffers.
+        func put(_ key: String, _ text: String) throws -> Int {
+            let tx = try db.beginWrite()
+            try tx.put(key, text, in: try tx.tree("t"))
+            let copies = tx.lastCommitCopies
+            try tx.commit()
+            return copies
+        }
+        #expect(try put("k00001", "a") == 0, "the big first commit kept no buffers")
+        #expect(try put("k00001", "b") >= 2, "the root and the leaf the last commit wrote")
+        // An aborted transaction and a nested rollback leave the committed state, and the table.
+        let aborted = try db.beginWrite()
+        try aborted.put("k00001", "never", in: try aborted.tree("t"))
+        aborted.abort()
+        try db.write { tx in
+            let t = try tx.tree("t")
+            try? tx.nested { sub in
+                try sub.put("k00001", "rolled back", in: t)
+                throw CancellationError()
+            }
+        }
+        #expect(try put("k00001", "c") >= 2)
+        // A commit larger than the table's capacity empties it.
+        try db.write { tx in
+            let t = try tx.tree("t")
+            for i in stride(from: 0, to: 2000, by: 7) { try tx.put(String(format: "k%05d", i), "big \(i)", in: t) }
+        }
+        #expect(try put("k00001", "d") == 0)
+        #expect(try put("k01999", "e") >= 1)
+        try db.read { tx in
+            let t = try tx.tree("t")
+            #expect(try tx.string("k00001", in: t) == "d")
+            #expect(try tx.string("k01999", in: t) == "e")
+            #expect(try tx.string("k00007", in: t) == "big 7")
+            #expect(try tx.string("k00002", in: t).map { _ in true } == true)
+        }
+        #expect(try db.check().isClean)
+    }
+}

@@ -78,6 +78,7 @@ extension WriteTransaction {
         let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds())
         try database.persist(dirty: access.dirty, meta: meta, session: session)
+        session.keepLastCommit(&access.dirty)
     }
 }
 
