@@ -70,6 +70,14 @@ public final class Database: Sendable {
         var isPoisoned = false
         /// `close()` was called from inside the write transaction: release the locks at its end.
         var releaseLocksWhenDone = false
+        /// Pages this session took at the file's end to keep a commit's pages together while
+        /// reusable ones were on hand (see `PageAllocator.freshPageBudget`).
+        var freshPagesTaken = 0
+        /// Pages the last commit of this session wrote: a transaction after a large one does not
+        /// take pages at the file's end for runs (it is likely large too, and scattered anyway).
+        var lastCommitPages = 0
+        /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
+        var lastCommit = DirtyPages()
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
         private var spareBuffers: [PageBuffer] = []

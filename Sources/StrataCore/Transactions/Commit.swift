@@ -78,6 +78,8 @@ extension WriteTransaction {
         let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds())
         try database.persist(dirty: access.dirty, meta: meta, session: session)
+        // Its tree pages are now the committed ones: the next transactions copy them from here.
+        session.keepLastCommit(&access.dirty)
     }
 }
 
@@ -99,7 +101,8 @@ extension Database {
             session.fileSize = rounded
         }
         // 4. Dirty pages, stamped and checksummed, in page order, contiguous runs in one gathered
-        //    write each. The runs are what the meta names.
+        //    write each. The runs are what the meta names. (The allocator keeps a small commit's
+        //    pages in few runs: `PageAllocator.nextSinglePage`.)
         let pages = dirty.values.sorted { $0.number < $1.number }
         var runs: [MetaPage.PageRun] = []
         var pageTotal: UInt64 = 0
@@ -162,6 +165,7 @@ extension Database {
         // 7. Publish: readers that load the new generation find its meta already in place, and
         //    (at full durability) on the disk.
         session.committed = meta
+        session.lastCommitPages = dirty.count
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
         lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)
     }

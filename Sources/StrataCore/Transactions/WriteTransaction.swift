@@ -33,6 +33,8 @@ public final class WriteTransaction: Transaction {
     @exclusivity(unchecked) var leafHints = LeafHints()
     /// Inserts that went through the hint (for tests).
     @exclusivity(unchecked) var leafHintInserts = 0
+    /// Pages copied from the last commit's buffers instead of the file (for tests).
+    @exclusivity(unchecked) var lastCommitCopies = 0
 
     /// Runs one modifying operation; if it throws after changing pages, the transaction is failed.
     func modifying<Result>(_ operation: () throws -> Result) throws -> Result {

@@ -17,10 +17,19 @@ extension WriteTransaction {
             // rolling this nested one back finds the enclosing one's bytes untouched.
             return buffer.nestingDepth == nestingDepth ? buffer : shadow(buffer)
         }
-        let page = try access.page(number)
-        try page.validateHeap()
+        // A page the last commit wrote is copied from the writer's own buffer: built in memory,
+        // it needs no validation (see `LastCommitPages`). Anything else comes from the file.
+        let source: UnsafeRawPointer
+        if let built = session.lastCommitBuffer(number) {
+            source = UnsafeRawPointer(built.memory)
+            lastCommitCopies &+= 1
+        } else {
+            let page = try access.page(number)
+            try page.validateHeap()
+            source = page.base
+        }
         let copy = session.pageBuffer(number: try allocate())
-        copy.copy(from: page.base, renumberAs: copy.number)
+        copy.copy(from: source, renumberAs: copy.number)
         install(copy)
         freePages(number)
         return copy
