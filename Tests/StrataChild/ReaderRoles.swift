@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @_spi(Testing) import StrataCore
 import StrataTestFixtures
 
@@ -26,4 +27,88 @@ func pinUntilTold(path: String) throws {
     tx.end()
     say("released")
     while true { sleep(1) }
+}
+
+/// What the parent asked a `snapshotReader` to do next (one line on stdin).
+final class SnapshotReaderControl: Sendable {
+    static let loop = 0, hold = 1, idle = 2
+    let request = Atomic<Int>(SnapshotReaderControl.loop)
+
+    /// Reads the parent's lines ("hold", "idle") on a thread of their own.
+    func listen() {
+        Thread.detachNewThread { [self] in
+            while let line = readLine() {
+                request.store(line == "hold" ? Self.hold : line == "idle" ? Self.idle : Self.loop, ordering: .relaxed)
+            }
+        }
+    }
+}
+
+/// Checks the invariant `ReaderStressTests.rewrite` keeps in every commit: tree "t" holds keys
+/// "key 0" ... "key 149", and key i holds 120 bytes, each `round + i` for the commit's one round.
+/// Returns that round (mod 256); a snapshot that breaks it prints "error inconsistent ..." and
+/// exits with status 3 (the parent reports it apart from ordinary errors).
+func checkRewriteInvariant(_ snapshot: ReadSnapshot) throws -> UInt8 {
+    var round: UInt8?
+    var entries = 0
+    var problem: String?
+    try snapshot.scan(inTree: "t") { key, value in
+        entries += 1
+        let name = String(decoding: key, as: UTF8.self)
+        guard name.hasPrefix("key "), let i = Int(name.dropFirst(4)), value.count == 120 else {
+            problem = "entry \(name) of \(value.count) bytes"
+            return false
+        }
+        // The first entry sets the round; every other must be of the same one.
+        let first = round ?? (value[0] &- UInt8(truncatingIfNeeded: i))
+        round = first
+        let expected = first &+ UInt8(truncatingIfNeeded: i)
+        guard value.allSatisfy({ $0 == expected }) else {
+            problem = "\(name) holds bytes \(Set(value).sorted()), not \(expected) as round \(first) of the entries before it"
+            return false
+        }
+        return true
+    }
+    if problem == nil && entries != 150 { problem = "\(entries) entries instead of 150" }
+    if let problem {
+        say("error inconsistent snapshot \(snapshot.generation): \(problem)")
+        exit(3)
+    }
+    return round!
+}
+
+/// Reads through `withSnapshot` forever (so its handle keeps one reader slot, idle between
+/// snapshots), checking the stress writer's invariant in every snapshot, staying in some for a
+/// moment across the writer's commits; prints "ready PID" after the first. On "hold" it stays in
+/// its next snapshot for good, re-checking it (the round must not change), after printing
+/// "holding GENERATION"; on "idle" it stops between two snapshots after printing "idle".
+func snapshotReader(path: String) throws {
+    let db = try Database(path: path, mode: .readOnly)
+    let control = SnapshotReaderControl()
+    control.listen()
+    var snapshots = 0
+    while true {
+        let request = control.request.load(ordering: .relaxed)
+        if request == SnapshotReaderControl.idle {
+            say("idle")
+            while true { sleep(1) }
+        }
+        try db.withSnapshot { snapshot in
+            let round = try checkRewriteInvariant(snapshot)
+            if request == SnapshotReaderControl.hold { say("holding \(snapshot.generation)") }
+            var rechecks = request == SnapshotReaderControl.hold ? Int.max : Int.random(in: -3...3)
+            while rechecks > 0 {
+                usleep(500)
+                let again = try checkRewriteInvariant(snapshot)
+                if again != round {
+                    say("error inconsistent snapshot \(snapshot.generation): round \(round) became \(again) inside it")
+                    exit(3)
+                }
+                rechecks -= 1
+            }
+        }
+        snapshots += 1
+        if snapshots == 1 { say("ready \(getpid())") }
+        if Bool.random() { usleep(UInt32.random(in: 0...1000)) }
+    }
 }
