@@ -17,7 +17,7 @@ func runFaultRole(_ role: String, _ arguments: [String]) throws -> Bool {
     case "bank-reader": try bankReader(path: path, arguments: arguments)
     case "churn-reader": try churnReader(path: path)
     case "pin-until": try pinUntilTold(path: path)
-    case "snapshot-reader": try snapshotReader(path: path)
+    case "snapshot-reader": try snapshotReader(path: path, mode: arguments.count > 2 ? arguments[2] : "loop")
     case "open-as-nobody": openAsNobody(path: path, arguments: arguments)
     case "read-only-reader": readOnlyReader(path: path)
     default: return false

@@ -29,18 +29,12 @@ func pinUntilTold(path: String) throws {
     while true { sleep(1) }
 }
 
-/// What the parent asked a `snapshotReader` to do next (one line on stdin).
-final class SnapshotReaderControl: Sendable {
-    static let loop = 0, hold = 1, idle = 2
-    let request = Atomic<Int>(SnapshotReaderControl.loop)
-
-    /// Reads the parent's lines ("hold", "idle") on a thread of their own.
-    func listen() {
-        Thread.detachNewThread { [self] in
-            while let line = readLine() {
-                request.store(line == "hold" ? Self.hold : line == "idle" ? Self.idle : Self.loop, ordering: .relaxed)
-            }
-        }
+/// Exits when the parent is gone (end of stdin), so a reader that loops or holds a snapshot never
+/// outlives a crashed test.
+func exitWhenParentIsGone() {
+    Thread.detachNewThread {
+        while readLine() != nil {}
+        exit(0)
     }
 }
 
@@ -79,24 +73,26 @@ func checkRewriteInvariant(_ snapshot: ReadSnapshot) throws -> UInt8 {
 
 /// Reads through `withSnapshot` forever (so its handle keeps one reader slot, idle between
 /// snapshots), checking the stress writer's invariant in every snapshot, staying in some for a
-/// moment across the writer's commits; prints "ready PID" after the first. On "hold" it stays in
-/// its next snapshot for good, re-checking it (the round must not change), after printing
-/// "holding GENERATION"; on "idle" it stops between two snapshots after printing "idle".
-func snapshotReader(path: String) throws {
+/// moment across the writer's commits; prints "ready PID" after the first. With `mode` "hold" it
+/// stays, after a few more snapshots, in one for good, re-checking it (the round must not change),
+/// after printing "holding GENERATION"; with "idle" it stops between two snapshots after printing
+/// "idle". (The mode is an argument, not a message: writing to a child that already exited on an
+/// inconsistent snapshot would kill the test with SIGPIPE.)
+func snapshotReader(path: String, mode: String) throws {
     let db = try Database(path: path, mode: .readOnly)
-    let control = SnapshotReaderControl()
-    control.listen()
+    exitWhenParentIsGone()
     var snapshots = 0
+    let last = mode == "loop" ? Int.max : Int.random(in: 1...30)
     while true {
-        let request = control.request.load(ordering: .relaxed)
-        if request == SnapshotReaderControl.idle {
+        if mode == "idle" && snapshots == last {
             say("idle")
             while true { sleep(1) }
         }
+        let holding = mode == "hold" && snapshots == last
         try db.withSnapshot { snapshot in
             let round = try checkRewriteInvariant(snapshot)
-            if request == SnapshotReaderControl.hold { say("holding \(snapshot.generation)") }
-            var rechecks = request == SnapshotReaderControl.hold ? Int.max : Int.random(in: -3...3)
+            if holding { say("holding \(snapshot.generation)") }
+            var rechecks = holding ? Int.max : Int.random(in: -3...3)
             while rechecks > 0 {
                 usleep(500)
                 let again = try checkRewriteInvariant(snapshot)

@@ -66,14 +66,17 @@ import Testing
         /// `churn-reader`: begins and ends `db.read` transactions in a loop.
         case churning
         /// `snapshot-reader`: reads through `withSnapshot` in a loop, so its handle keeps one
-        /// reader slot across snapshots, and checks `rewrite`'s invariant in each snapshot.
-        case keptSlot
+        /// reader slot across snapshots, and checks `rewrite`'s invariant in each snapshot; killed
+        /// anywhere in the loop, or after it stopped inside a snapshot or between two.
+        case keptSlotLooping, keptSlotHolding, keptSlotIdle
 
-        var arguments: [String] {
+        func arguments(_ store: String) -> [String] {
             switch self {
-            case .pinning: ["pin-reader"]
-            case .churning: ["churn-reader"]
-            case .keptSlot: ["snapshot-reader"]
+            case .pinning: ["pin-reader", store]
+            case .churning: ["churn-reader", store]
+            case .keptSlotLooping: ["snapshot-reader", store, "loop"]
+            case .keptSlotHolding: ["snapshot-reader", store, "hold"]
+            case .keptSlotIdle: ["snapshot-reader", store, "idle"]
             }
         }
         var readyLine: String { self == .pinning ? "pinned" : "ready" }
@@ -116,13 +119,14 @@ import Testing
         var live: [(child: ChildProcess, kind: ReaderKind)] = []
         let started = Date()
         while tally.total < total {
-            // Top up to 6 readers, started together, half of them reading through `withSnapshot`;
+            // Top up to 6 readers, started together, 2 in 3 reading through `withSnapshot`;
             // some are killed somewhere inside opening (lock file set-up, slot claim, first
             // snapshot), the others once they read.
             var batch: [(child: ChildProcess, kind: ReaderKind, early: Bool)] = []
             for _ in live.count..<6 {
-                let kind: ReaderKind = Bool.random(using: &random) ? .keptSlot : Bool.random(using: &random) ? .pinning : .churning
-                let child = try ChildProcess(kind.arguments + [dir.path])
+                let kind = [ReaderKind.pinning, .churning, .keptSlotLooping, .keptSlotHolding, .keptSlotIdle, .keptSlotLooping]
+                    .randomElement(using: &random)!
+                let child = try ChildProcess(kind.arguments(dir.path))
                 batch.append((child, kind, Int.random(in: 0..<5, using: &random) == 0))
             }
             for (child, kind, early) in batch {
@@ -133,32 +137,31 @@ import Testing
                     continue
                 }
                 let line = child.waitFor(kind.readyLine, timeout: 30)
-                #expect(line != nil && !(line!.hasPrefix("error")), "reader \(tally.total) could not begin (seed \(seed)): \(String(describing: line))")
+                guard let line, !line.hasPrefix("error") else {
+                    Issue.record("reader \(tally.total) could not begin (seed \(seed)): \(String(describing: line))")
+                    tally.kill(child, kind, seed: seed)
+                    continue
+                }
                 live.append((child, kind))
             }
             // Kill about half of the live readers, holding a snapshot or between transactions; a
-            // kept-slot reader is killed anywhere in its loop, or told first to stay inside a
-            // snapshot (across some commits) or to stop between two.
+            // kept-slot reader anywhere in its loop, or once it stays inside a snapshot (killed
+            // after some commits) or stopped between two.
             for _ in 0..<max(1, live.count / 2) where !live.isEmpty {
                 let (victim, kind) = live.remove(at: Int.random(in: 0..<live.count, using: &random))
                 switch kind {
                 case .pinning: tally.pinned += 1
                 case .churning: tally.churning += 1
-                case .keptSlot:
-                    switch Int.random(in: 0..<3, using: &random) {
-                    case 0: tally.keptLooping += 1
-                    case 1:
-                        victim.send("hold")
-                        let line = victim.waitFor("holding")
-                        #expect(line?.hasPrefix("holding") == true, "kept-slot reader did not hold a snapshot (seed \(seed)): \(String(describing: line))")
-                        usleep(UInt32.random(in: 0...20_000, using: &random))
-                        tally.keptMidSnapshot += 1
-                    default:
-                        victim.send("idle")
-                        let line = victim.waitFor("idle")
-                        #expect(line == "idle", "kept-slot reader did not stop between snapshots (seed \(seed)): \(String(describing: line))")
-                        tally.keptIdle += 1
-                    }
+                case .keptSlotLooping: tally.keptLooping += 1
+                case .keptSlotHolding:
+                    let line = victim.waitFor("holding")
+                    #expect(line?.hasPrefix("holding") == true, "kept-slot reader did not hold a snapshot (seed \(seed)): \(String(describing: line))")
+                    usleep(UInt32.random(in: 0...20_000, using: &random))
+                    tally.keptMidSnapshot += 1
+                case .keptSlotIdle:
+                    let line = victim.waitFor("idle")
+                    #expect(line == "idle", "kept-slot reader did not stop between snapshots (seed \(seed)): \(String(describing: line))")
+                    tally.keptIdle += 1
                 }
                 tally.kill(victim, kind, seed: seed)
             }
@@ -189,7 +192,7 @@ import Testing
         let fresh = try ChildProcess(["pin-reader", dir.path])
         #expect(fresh.waitFor("pinned") != nil)
         fresh.killHard()
-        let freshKept = try ChildProcess(["snapshot-reader", dir.path])
+        let freshKept = try ChildProcess(["snapshot-reader", dir.path, "loop"])
         #expect(freshKept.waitFor("ready")?.hasPrefix("ready") == true)
         freshKept.killHard()
         let seconds = Date().timeIntervalSince(started)
