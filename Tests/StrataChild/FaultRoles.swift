@@ -1,7 +1,7 @@
 // The dispatch of the fault-tolerance roles (Tests/StrataCoreTests/README.md, "Fault tolerance"),
 // each kind in its own file: CrashRoles (a writer that kills itself inside commit, a writer under a
-// file-size limit), FuzzExerciser, SoakRoles (bank transfers), ReaderRoles (churning and pinning
-// readers), PermissionRoles (a privilege-dropping opener).
+// file-size limit), FuzzExerciser, SoakRoles (bank transfers), ReaderRoles (churning, pinning and
+// `withSnapshot` readers), PermissionRoles (a privilege-dropping opener).
 import Foundation
 @_spi(Testing) import StrataCore
 import StrataTestFixtures
@@ -17,6 +17,7 @@ func runFaultRole(_ role: String, _ arguments: [String]) throws -> Bool {
     case "bank-reader": try bankReader(path: path, arguments: arguments)
     case "churn-reader": try churnReader(path: path)
     case "pin-until": try pinUntilTold(path: path)
+    case "snapshot-reader": try snapshotReader(path: path, mode: arguments.count > 2 ? arguments[2] : "loop")
     case "open-as-nobody": openAsNobody(path: path, arguments: arguments)
     case "read-only-reader": readOnlyReader(path: path)
     default: return false

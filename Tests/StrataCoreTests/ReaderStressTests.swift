@@ -6,7 +6,10 @@ import Testing
 /// Hundreds of reader processes started and SIGKILLed at random moments (while opening, holding a
 /// snapshot, or between transactions) while a writer commits: the reader table never wedges, dead
 /// slots are reclaimed, and once they are the file stops growing. A reader that holds one snapshot
-/// is reported as long-lived, and its space comes back when it leaves.
+/// is reported as long-lived, and its space comes back when it leaves. Half of the killed readers
+/// read through `withSnapshot`, keeping one reader slot across snapshots; they check in every
+/// snapshot that it holds one commit's values (`rewrite`'s invariant), and are killed inside a
+/// snapshot or with the slot idle between two.
 ///
 /// `STRATA_READER_KILLS` sets the number of reader processes killed (default 150).
 @Suite(.serialized) struct ReaderStressTests {
@@ -56,6 +59,51 @@ import Testing
 
     static func pageCount(_ db: Database) throws -> UInt64 { try db.read { $0.pageCount } }
 
+    /// The kinds of reader process the stress test starts and kills.
+    enum ReaderKind: CaseIterable {
+        /// `pin-reader`: holds one `beginRead` snapshot until killed.
+        case pinning
+        /// `churn-reader`: begins and ends `db.read` transactions in a loop.
+        case churning
+        /// `snapshot-reader`: reads through `withSnapshot` in a loop, so its handle keeps one
+        /// reader slot across snapshots, and checks `rewrite`'s invariant in each snapshot; killed
+        /// anywhere in the loop, or after it stopped inside a snapshot or between two.
+        case keptSlotLooping, keptSlotHolding, keptSlotIdle
+
+        func arguments(_ store: String) -> [String] {
+            switch self {
+            case .pinning: ["pin-reader", store]
+            case .churning: ["churn-reader", store]
+            case .keptSlotLooping: ["snapshot-reader", store, "loop"]
+            case .keptSlotHolding: ["snapshot-reader", store, "hold"]
+            case .keptSlotIdle: ["snapshot-reader", store, "idle"]
+            }
+        }
+        var readyLine: String { self == .pinning ? "pinned" : "ready" }
+    }
+
+    /// What the killed readers were doing, and what went wrong in them.
+    struct KillTally {
+        var total = 0, whileOpening = 0, pinned = 0, churning = 0
+        /// Kept-slot readers killed at a random moment of their loop, inside a snapshot they were
+        /// told to stay in, and while idle between snapshots (slot kept, snapshot 0).
+        var keptLooping = 0, keptMidSnapshot = 0, keptIdle = 0
+        /// Readers that exited on their own before being killed (an inconsistent snapshot exits
+        /// with status 3, any other error with 2), with their last lines.
+        var failures: [String] = []
+
+        /// Kills `child` and records a reader that had already exited on its own.
+        mutating func kill(_ child: ChildProcess, _ kind: ReaderKind, seed: UInt64) {
+            child.killHard()
+            total += 1
+            if child.process.terminationReason == .exit {
+                let status = child.process.terminationStatus
+                let what = status == 3 ? "read an inconsistent snapshot" : "exited with status \(status)"
+                failures.append("\(kind) reader \(child.pid) \(what) (seed \(seed)): \(child.allLines.suffix(2))")
+            }
+        }
+    }
+
     @Test func killedReadersNeverWedgeTheTableAndTheirSpaceComesBack() throws {
         let total = environmentCount("STRATA_READER_KILLS", default: 150)
         let seed = testSeed("readerStress")
@@ -67,44 +115,63 @@ import Testing
         try ReaderStressTests.rewrite(db, round: 0)
         let writer = BackgroundWriter(db)
         writer.start()
-        var killed = 0, killedWhileOpening = 0, killedPinned = 0, killedChurning = 0
-        var live: [ChildProcess] = []
+        var tally = KillTally()
+        var live: [(child: ChildProcess, kind: ReaderKind)] = []
         let started = Date()
-        while killed < total {
-            // Top up to 6 readers, started together; some are killed somewhere inside opening (lock
-            // file set-up, slot claim, first snapshot), the others once they read.
-            var batch: [(child: ChildProcess, pinning: Bool, early: Bool)] = []
+        while tally.total < total {
+            // Top up to 6 readers, started together, 2 in 3 reading through `withSnapshot`;
+            // some are killed somewhere inside opening (lock file set-up, slot claim, first
+            // snapshot), the others once they read.
+            var batch: [(child: ChildProcess, kind: ReaderKind, early: Bool)] = []
             for _ in live.count..<6 {
-                let pinning = Bool.random(using: &random)
-                let child = try ChildProcess([pinning ? "pin-reader" : "churn-reader", dir.path])
-                batch.append((child, pinning, Int.random(in: 0..<5, using: &random) == 0))
+                let kind = [ReaderKind.pinning, .churning, .keptSlotLooping, .keptSlotHolding, .keptSlotIdle, .keptSlotLooping]
+                    .randomElement(using: &random)!
+                let child = try ChildProcess(kind.arguments(dir.path))
+                batch.append((child, kind, Int.random(in: 0..<5, using: &random) == 0))
             }
-            for (child, pinning, early) in batch {
+            for (child, kind, early) in batch {
                 if early {
                     usleep(UInt32.random(in: 0...15_000, using: &random))
-                    child.killHard()
-                    killed += 1
-                    killedWhileOpening += 1
+                    tally.kill(child, kind, seed: seed)
+                    tally.whileOpening += 1
                     continue
                 }
-                let line = child.waitFor(pinning ? "pinned" : "ready", timeout: 30)
-                #expect(line != nil && !(line!.hasPrefix("error")), "reader \(killed) could not begin (seed \(seed)): \(String(describing: line))")
-                live.append(child)
+                let line = child.waitFor(kind.readyLine, timeout: 30)
+                guard let line, !line.hasPrefix("error") else {
+                    Issue.record("reader \(tally.total) could not begin (seed \(seed)): \(String(describing: line))")
+                    tally.kill(child, kind, seed: seed)
+                    continue
+                }
+                live.append((child, kind))
             }
-            // Kill about half of the live readers, holding a snapshot or between transactions.
+            // Kill about half of the live readers, holding a snapshot or between transactions; a
+            // kept-slot reader anywhere in its loop, or once it stays inside a snapshot (killed
+            // after some commits) or stopped between two.
             for _ in 0..<max(1, live.count / 2) where !live.isEmpty {
-                let victim = live.remove(at: Int.random(in: 0..<live.count, using: &random))
-                victim.killHard()
-                killed += 1
-                if victim.process.arguments?.first == "pin-reader" { killedPinned += 1 } else { killedChurning += 1 }
+                let (victim, kind) = live.remove(at: Int.random(in: 0..<live.count, using: &random))
+                switch kind {
+                case .pinning: tally.pinned += 1
+                case .churning: tally.churning += 1
+                case .keptSlotLooping: tally.keptLooping += 1
+                case .keptSlotHolding:
+                    let line = victim.waitFor("holding")
+                    #expect(line?.hasPrefix("holding") == true, "kept-slot reader did not hold a snapshot (seed \(seed)): \(String(describing: line))")
+                    usleep(UInt32.random(in: 0...20_000, using: &random))
+                    tally.keptMidSnapshot += 1
+                case .keptSlotIdle:
+                    let line = victim.waitFor("idle")
+                    #expect(line == "idle", "kept-slot reader did not stop between snapshots (seed \(seed)): \(String(describing: line))")
+                    tally.keptIdle += 1
+                }
+                tally.kill(victim, kind, seed: seed)
             }
         }
-        for child in live { child.killHard() }
-        killed += live.count
+        for (child, kind) in live { tally.kill(child, kind, seed: seed) }
         live.removeAll()
+        #expect(tally.failures.isEmpty, "\(tally.failures.count) reader(s) failed:\n\(tally.failures.prefix(5).joined(separator: "\n"))")
         // The writer reaps on its own (at most once a second) when a dead reader's old snapshot
-        // pins pages; dead readers that held no snapshot pin nothing and wait for a reap (or for a
-        // new reader that needs their slot).
+        // pins pages; dead readers that held no snapshot (idle kept slots included) pin nothing
+        // and wait for a reap (or for a new reader that needs their slot).
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && db.oldestReaderSnapshot != nil { usleep(20_000) }
         #expect(db.oldestReaderSnapshot == nil, "dead readers still pin snapshots: \((try? db.readerReport()) ?? [])")
@@ -121,12 +188,15 @@ import Testing
         #expect(failure == nil, "writer failed: \(failure ?? "")")
         #expect(later == settled, "the file kept growing after every reader was gone: \(settled) -> \(later) pages")
         #expect(try db.check().isClean)
-        // And a new reader begins at once.
+        // And new readers begin at once, with a transaction or a kept slot.
         let fresh = try ChildProcess(["pin-reader", dir.path])
         #expect(fresh.waitFor("pinned") != nil)
         fresh.killHard()
+        let freshKept = try ChildProcess(["snapshot-reader", dir.path, "loop"])
+        #expect(freshKept.waitFor("ready")?.hasPrefix("ready") == true)
+        freshKept.killHard()
         let seconds = Date().timeIntervalSince(started)
-        print("[readerStress] \(killed) reader processes killed (\(killedWhileOpening) while opening, \(killedPinned) holding a snapshot, \(killedChurning) churning) with 12 slots in \(String(format: "%.1f", seconds)) s; \(idleDead) idle dead slot(s) left for reapDeadReaders; writer made \(writer.commits.load(ordering: .relaxed)) commits; file settled at \(later) pages")
+        print("[readerStress] \(tally.total) reader processes killed (\(tally.whileOpening) while opening, \(tally.pinned) holding a snapshot, \(tally.churning) churning, kept-slot withSnapshot readers: \(tally.keptLooping) anywhere in their loop, \(tally.keptMidSnapshot) inside a held snapshot, \(tally.keptIdle) idle between snapshots) with 12 slots in \(String(format: "%.1f", seconds)) s; \(idleDead) idle dead slot(s) left for reapDeadReaders; writer made \(writer.commits.load(ordering: .relaxed)) commits; file settled at \(later) pages")
     }
 
     /// The same in one process, deterministically: a snapshot held across 40 commits leaves a free
