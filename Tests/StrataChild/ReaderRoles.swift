@@ -7,6 +7,7 @@ import StrataTestFixtures
 
 /// Opens the store and begins and ends read transactions forever; prints "ready" after the first.
 func churnReader(path: String) throws {
+    exitWhenParentIsGone()
     let db = try Database(path: path, mode: .readOnly)
     var reads = 0
     while true {

@@ -65,6 +65,7 @@ do {
         say("committed \(count)")
         while true { sleep(1) }
     case "pin-reader":
+        exitWhenParentIsGone()
         let db = try Database(path: path, mode: .readOnly)
         let tx = try db.beginRead()
         say("pinned \(tx.generation)")

@@ -66,9 +66,19 @@ public final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
+    /// Writes `line` to the child's stdin. A child that already died (a killed one, or one that
+    /// failed) is not an error here: the test learns of it from the child's output and exit status.
     public func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        _ = ChildProcess.pipeSignalIgnored
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
+
+    /// Writing to a pipe whose reader is gone raises SIGPIPE, which would kill the test process;
+    /// ignored once per process, the write fails with EPIPE instead.
+    private static let pipeSignalIgnored: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
 
     /// Kills the child and waits until everything it wrote before dying has been read, so
     /// `allLines` holds every line it acknowledged.
