@@ -65,4 +65,40 @@ import Testing
             try reader.read { tx throws in #expect(try tx.string("a", in: tx.tree("t")) == "\(round)") }
         }
     }
+
+    /// `firstEntry(atOrAfter:)` on a snapshot and in a transaction answers what a forward scan from
+    /// the key would give first: an exact key, a key between two stored ones, every leaf's
+    /// boundary (where the answer starts the next leaf), an overflow value, past the end, and a
+    /// missing tree.
+    @Test func firstEntryIsWhatAScanFromTheKeyGivesFirst() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let big = [UInt8](repeating: 7, count: 20_000)
+        try db.write { tx throws in
+            let t = try tx.createTree("t")
+            for i in stride(from: 0, to: 2_000, by: 2) { try tx.put(String(format: "k%05d", i), "v\(i)", in: t) }
+            try tx.put("k00501", big, in: t)
+        }
+        func text(_ view: ByteView?) -> String? { view.map { String(decoding: $0, as: UTF8.self) } }
+        let probes = (0..<2_010).map { String(format: "k%05d", $0) } + ["", "a", "k", "k00501", "z"]
+        try db.withSnapshot { snapshot throws in
+            for probe in probes {
+                var expected: (String, [UInt8])?
+                try snapshot.scan(inTree: "t", from: Array(probe.utf8)) { key, value throws in
+                    expected = (String(decoding: key, as: UTF8.self), value.bytes)
+                    return false
+                }
+                let found = try snapshot.firstEntry(atOrAfter: probe, inTree: "t")
+                #expect(text(found?.key) == expected?.0, "probe \(probe)")
+                #expect(found?.value.bytes == expected?.1, "probe \(probe)")
+            }
+            #expect(try snapshot.firstEntry(atOrAfter: "k", inTree: "missing") == nil)
+        }
+        try db.read { tx throws in
+            let t = try tx.tree("t")
+            #expect(text(try tx.firstEntry(atOrAfter: "k00003", in: t)?.key) == "k00004")
+            #expect(try tx.firstEntry(atOrAfter: "k00501", in: t)?.value.bytes == big)
+            #expect(try tx.firstEntry(atOrAfter: "k01999", in: t) == nil)
+        }
+    }
 }

@@ -26,13 +26,9 @@ enum DatastoreLookup {
     static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexReadTarget,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
-        var entry: (key: ByteView, value: ByteView)?
-        try reads.scan(inTree: info.tree, from: valueBytes, to: nil, reverse: false) { key, value in
-            if key.count >= valueBytes.count, key.withUnsafeBytes({ $0.starts(with: valueBytes) }) { entry = (key, value) }
-            return false
-        }
         // The views stay valid: they point into the snapshot, which outlives this call.
-        guard let entry else { return }
+        guard let entry = try reads.firstEntry(atOrAfter: valueBytes, inTree: info.tree),
+              entry.key.count >= valueBytes.count, entry.key.withUnsafeBytes({ $0.starts(with: valueBytes) }) else { return }
         let idBytes = entry.key.subview(from: valueBytes.count)
         guard let envelope = info.isDirect ? entry.value : try reads.get(idBytes, inTree: schema.layout.primary) else {
             throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")

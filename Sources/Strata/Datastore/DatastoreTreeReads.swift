@@ -11,6 +11,8 @@ protocol DatastoreTreeReads {
     /// a missing tree is empty.
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
               _ body: (ByteView, ByteView) throws -> Bool) throws
+    /// The first entry of the tree called `name` at or after `key`; nil if none or no such tree.
+    func firstEntry(atOrAfter key: [UInt8], inTree name: String) throws -> (key: ByteView, value: ByteView)?
 }
 
 extension DatastoreTreeReads {
@@ -39,5 +41,10 @@ extension StoreReadContext: DatastoreTreeReads {
               _ body: (ByteView, ByteView) throws -> Bool) throws {
         guard let tree = try tree(name) else { return }
         try transaction.scan(tree, from: lower, to: upper, reverse: reverse, body)
+    }
+
+    func firstEntry(atOrAfter key: [UInt8], inTree name: String) throws -> (key: ByteView, value: ByteView)? {
+        guard let tree = try tree(name) else { return nil }
+        return try transaction.firstEntry(atOrAfter: key, in: tree)
     }
 }

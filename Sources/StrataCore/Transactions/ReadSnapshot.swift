@@ -51,6 +51,14 @@ public struct ReadSnapshot {
         return try access.lookup(in: record, key: key)
     }
 
+    /// The first entry of the tree called `name` whose key is at or after `key` (nil if there is
+    /// none, or no such tree), without copying: a seek that costs about one `get`, for "the entry
+    /// with this prefix, if any" (check that the key returned starts with it).
+    public func firstEntry(atOrAfter key: some BytesConvertible, inTree name: String) throws -> (key: ByteView, value: ByteView)? {
+        guard let record = try record(ofTree: name) else { return nil }
+        return try key.withBytes { try access.firstEntry(in: record, atOrAfter: $0) }
+    }
+
     /// Calls `body` for each entry of the tree called `name` with `lower <= key < upper` (bounds
     /// optional), in ascending or descending order, until it returns false. A missing tree is empty.
     public func scan(inTree name: String, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false,

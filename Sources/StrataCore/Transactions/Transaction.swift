@@ -190,6 +190,13 @@ public class Transaction {
         }
     }
 
+    /// The first entry of `tree` whose key is at or after `key` (nil if there is none), valid while
+    /// the transaction is: one descent, no cursor unless that entry starts the next leaf.
+    public func firstEntry(atOrAfter key: some BytesConvertible, in tree: Tree) throws -> (key: ByteView, value: ByteView)? {
+        let record = trees[try state(of: tree)].record
+        return try key.withBytes { try access.firstEntry(in: record, atOrAfter: $0) }
+    }
+
     /// Point lookup without a cursor (see `PageAccess.lookup`).
     func lookup(in record: TreeRecord, key: UnsafeRawBufferPointer) throws -> ByteView? {
         try access.lookup(in: record, key: key)

@@ -20,6 +20,23 @@ extension PageAccess {
         guard exact else { return nil }
         return try value(of: try leaf.leaf(index), in: leaf)
     }
+
+    /// The first entry whose key is at or after `key`, or nil if there is none: one descent and no
+    /// scan path unless that entry starts the next leaf (then a scan from `key` finds it).
+    func firstEntry(in record: TreeRecord, atOrAfter key: UnsafeRawBufferPointer) throws -> (key: ByteView, value: ByteView)? {
+        guard record.root != 0 else { return nil }
+        let (leaf, index, _) = try descend(from: record.root, level: 1, depth: record.depth, towards: .key(key))
+        if index < leaf.count {
+            let node = try leaf.leaf(index)
+            return (ByteView(node.key, owner: owner(of: leaf.number)), try value(of: node, in: leaf))
+        }
+        var entry: (key: ByteView, value: ByteView)?
+        try TreeScan(access: self, record: record, lower: Array(key), upper: nil, upperInclusive: false).forward { key, value in
+            entry = (key, value)
+            return false
+        }
+        return entry
+    }
 }
 
 extension PageAccess {
