@@ -101,8 +101,6 @@ enum EntityLayout {
         return writer.bytes
     }
 
-    static func datestampBytes(_ date: Date) -> [UInt8] { date.orderedKeyBytes }
-
     static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
 
     static func headerKey(_ id: EntityID) -> [UInt8] { key(id, headerName) }
