@@ -6,7 +6,7 @@
 enum PageChecksum: Sendable, Equatable {
     /// Formats 1 and 2: `Checksum` (multiply-xorshift, 8 bytes per step).
     case multiplyXorshift
-    /// Format 3: `FoldedMultiplyHash` (one 64 x 64 -> 128 multiply per 16 bytes, ~3x cheaper).
+    /// Format 3: `FoldedMultiplyHash` (one 64 x 64 -> 128 multiply per 16 bytes, ~2.6x cheaper).
     case foldedMultiply
 
     /// The page checksum of a store whose meta has `formatVersion` (nil: a version this build
