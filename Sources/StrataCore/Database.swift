@@ -33,6 +33,8 @@ public final class Database: Sendable {
     public let mode: AccessMode
     /// The store's page size in bytes, as recorded at creation (it may differ from `DatabaseOptions.pageSize`).
     public let pageSize: Int
+    /// The hash of this store's page checksums, named by its format version (`PageLayout`).
+    let pageChecksum: PageChecksum
     let options: DatabaseOptions
     let dataFile: PosixFile
     let io: any DataFileIO
@@ -144,6 +146,8 @@ public final class Database: Sendable {
             try verifyNewest().transactionID
         }
         pageSize = newest.pageSize
+        // Fixed for the file's life; both metas agree on it (`MetaReader.choose`).
+        pageChecksum = newest.pageChecksum
         readers = ReaderTable(lockFile: lockFile)
 
         var fileSize = try dataFile.size()
@@ -239,8 +243,9 @@ public final class Database: Sendable {
                 reused.renew(database: self, meta: meta, claim: claim, base: base, newestTransaction: newestTransaction)
                 return reused
             }
-            let access = PageAccess(pageSize: pageSize, base: base, committedPageCount: meta.pageCount, mapping: mapping, isWritable: false,
-                                    verifiesChecksums: options.verifyChecksums, newestTransaction: newestTransaction)
+            let access = PageAccess(pageSize: pageSize, pageChecksum: pageChecksum, base: base, committedPageCount: meta.pageCount,
+                                    mapping: mapping, isWritable: false, verifiesChecksums: options.verifyChecksums,
+                                    newestTransaction: newestTransaction)
             return ReadTransaction(database: self, access: access, meta: meta, claim: claim)
         } catch {
             releaseSnapshot(claim)
@@ -313,10 +318,11 @@ public final class Database: Sendable {
             // therefore taken first and trusted only if its checksum validates and it names
             // `generation` itself; a torn copy or a newer meta fails that check and the caller
             // retries on the generation then published. A published generation was synced
-            // before it was published: its page list (not copied) needs no verification.
+            // before it was published: its page list (not copied) needs no verification. A meta
+            // of another format than the store's was forged (`PageLayout`): never accepted.
             memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
             guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
-                  meta.transactionID == generation else { return nil }
+                  meta.transactionID == generation, meta.pageChecksum == pageChecksum else { return nil }
             return snapshots.remember(meta)
         }
     }
@@ -403,8 +409,8 @@ public final class Database: Sendable {
         }
         let limit = min(base.transactionID, oldest ?? base.transactionID)
         let mapBase = try mapping.base(covering: Int(base.pageCount) * pageSize)
-        let access = PageAccess(pageSize: pageSize, base: mapBase, committedPageCount: base.pageCount, mapping: mapping, isWritable: true,
-                                verifiesChecksums: options.verifyChecksums)
+        let access = PageAccess(pageSize: pageSize, pageChecksum: pageChecksum, base: mapBase, committedPageCount: base.pageCount,
+                                mapping: mapping, isWritable: true, verifiesChecksums: options.verifyChecksums)
         return WriteTransaction(database: self, session: writer, access: access, base: base, reuseLimit: limit)
     }
 }

@@ -7,8 +7,10 @@ import Testing
 /// an older Strata never sees it roll back.
 @Suite struct CommitVerificationTests {
     /// Three commits of 200 keys; returns the store and the content after the second one.
-    func makeStore() throws -> (TemporaryDirectory, StoreContent) {
+    /// Three commits of tree t; `formatTwo`: in a store created before format 3 (`LegacyFormatStore`).
+    func makeStore(formatTwo: Bool = false) throws -> (TemporaryDirectory, StoreContent) {
         let dir = TemporaryDirectory()
+        if formatTwo { try LegacyFormatStore.create(at: dir.path) }
         let db = try Database(path: dir.path)
         var second: StoreContent = [:]
         for round in 0..<3 {
@@ -162,7 +164,8 @@ import Testing
         #expect(big.transactionID == 2 && big.pageRuns.isEmpty)
     }
 
-    /// Rewrites both metas as format 1 (format 2's first 192 bytes, checksum at 200, no list).
+    /// Rewrites both metas of a format-2 store as format 1 (format 2's first 192 bytes, checksum
+    /// at 200, no list; the pages of both formats are the same).
     func downgradeToFormatOne(_ path: String, pageSize: Int) throws {
         for slot in 0..<2 {
             let offset = UInt64(slot * pageSize)
@@ -177,7 +180,7 @@ import Testing
     }
 
     @Test func aFormatOneStoreKeepsOpeningAndIsUpgraded() throws {
-        let (dir, _) = try makeStore()
+        let (dir, _) = try makeStore(formatTwo: true)
         try downgradeToFormatOne(dir.path, pageSize: 4096)
         let expected = try Database(path: dir.path, mode: .readOnly).read { try content(of: $0) }
         let reader = try Database(path: dir.path, mode: .readOnly)

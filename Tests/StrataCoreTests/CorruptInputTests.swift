@@ -206,7 +206,7 @@ import Testing
     /// commits would reuse it while the tree still points at it).
     @Test func aForgedOverflowPointerIsNotFreed() throws {
         let dir = TemporaryDirectory()
-        let (leaf, victim, pageSize) = try { () throws -> (UInt64, UInt64, Int) in
+        let (leaf, victim, pageSize, pageChecksum) = try { () throws -> (UInt64, UInt64, Int, PageChecksum) in
             let db0 = try Database(path: dir.path)
             try db0.write { tx in
                 try tx.put("big", [UInt8](repeating: 7, count: 10_000), in: try tx.openOrCreateTree("a"))
@@ -217,7 +217,8 @@ import Testing
             // wrote (opening would find that commit's pages altered and open at the one before).
             try db0.write { tx in try tx.put("later", "commit", in: try tx.openOrCreateTree("c")) }
             return try db0.read { tx in
-                (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize)
+                (try tx.record(of: try tx.tree("a")).root, try tx.record(of: try tx.tree("b")).root, tx.database.pageSize,
+                 tx.database.pageChecksum)
             }
         }()
         let data = dir.path + "/data"
@@ -235,7 +236,7 @@ import Testing
         let header = try read(data, at: run * UInt64(pageSize) + UInt64(PageLayout.kindOffset), count: 1)
         try #require(header == [PageKind.overflow.rawValue], "leaf \(leaf) names page \(run), not an overflow run")
         withUnsafeBytes(of: victim) { page.replaceSubrange(pointer..<pointer + 8, with: $0) }
-        let checksum = page.withUnsafeBytes { PageBuffer.checksum(of: $0.baseAddress!, byteCount: pageSize) }
+        let checksum = page.withUnsafeBytes { pageChecksum.of($0.baseAddress!, byteCount: pageSize) }
         withUnsafeBytes(of: checksum) { page.replaceSubrange(PageLayout.checksumOffset..<PageLayout.checksumOffset + 8, with: $0) }
         try patch(data, at: leaf * UInt64(pageSize), page)
 

@@ -29,6 +29,8 @@ struct FuzzTemplate: Sendable {
 
     let bytes: [UInt8]
     let pageSize: Int
+    /// The hash of the template's page checksums (its format's, see `PageLayout`).
+    let pageChecksum: PageChecksum
     let pageCount: Int
     let newestMetaSlot: Int
     let pages: [PageInfo]
@@ -87,7 +89,8 @@ struct FuzzTemplate: Sendable {
             try walker.walk(Int(meta.catalog.root), depth: meta.catalog.depth, tree: "(catalog)")
             try walker.walk(Int(meta.freeTree.root), depth: meta.freeTree.depth, tree: "(free)")
             for (name, record) in walker.catalogEntries { try walker.walk(Int(record.root), depth: record.depth, tree: name) }
-            return FuzzTemplate(bytes: bytes, pageSize: meta.pageSize, pageCount: Int(meta.pageCount), newestMetaSlot: newest.offset,
+            return FuzzTemplate(bytes: bytes, pageSize: meta.pageSize, pageChecksum: meta.pageChecksum, pageCount: Int(meta.pageCount),
+                                newestMetaSlot: newest.offset,
                                 pages: walker.pages, catalogPages: walker.pages.filter { $0.tree == "(catalog)" }.map(\.number),
                                 freeTreePages: walker.pages.filter { $0.tree == "(free)" }.map(\.number), overflowRuns: walker.overflowRuns)
         }
@@ -202,7 +205,7 @@ struct FuzzMutator {
     private mutating func reseal(_ page: Int, pages: Int = 1) {
         let start = page * pageSize
         guard start + pages * pageSize <= bytes.count else { return }
-        let sum = bytes.withUnsafeBytes { PageBuffer.checksum(of: $0.baseAddress! + start, byteCount: pages * pageSize) }
+        let sum = bytes.withUnsafeBytes { template.pageChecksum.of($0.baseAddress! + start, byteCount: pages * pageSize) }
         store64(sum, start + PageLayout.checksumOffset)
     }
 

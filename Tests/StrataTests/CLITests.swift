@@ -91,7 +91,7 @@ import Testing
         let stat = try strata(["stat", dir.path])
         #expect(stat.status == 0, "\(stat.stderr)")
         #expect(stat.stderr.isEmpty)
-        for expected in ["format       version 2, page size", "generation", "file size", "used size", "free", "trees (",
+        for expected in ["format       version \(Database.formatVersion), page size", "generation", "file size", "used size", "free", "trees (",
                          "books#index.title", "raw", "empty", "datastores (2)", "notes", "json", "binary", "readers      0 live"] {
             #expect(stat.stdout.contains(expected), "missing '\(expected)' in:\n\(stat.stdout)")
         }

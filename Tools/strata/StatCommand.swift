@@ -30,7 +30,7 @@ enum StatCommand: Command {
         let usedBytes = report.pageCount * UInt64(report.pageSize)
         var text = ""
         text += "store        \(path)\n"
-        text += "format       version \(Database.formatVersion), page size \(report.pageSize)\n"
+        text += "format       version \(db.storeFormatVersion), page size \(report.pageSize)\n"
         let age = Double(wallNanoseconds()) / 1e9 - Double(commitTime) / 1e9
         text += "generation   \(report.generation)"
         text += commitTime == 0 ? " (new store)\n" : ", committed \(timestamp(commitTime)) (\(duration(max(0, age))) ago)\n"

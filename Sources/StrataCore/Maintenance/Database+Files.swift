@@ -1,9 +1,15 @@
 import Glibc
 
 extension Database {
-    /// The on-disk format version this build reads and writes (every store it opens has it: any
-    /// other version is refused with `StrataError.unsupportedFormat`).
+    /// The newest on-disk format version this build reads and writes, the one new stores get. It
+    /// also reads and writes stores of the older versions (1 and 2) in their own format; a newer
+    /// version is refused with `StrataError.unsupportedFormat`.
     public static var formatVersion: UInt32 { PageLayout.formatVersion }
+
+    /// The on-disk format version of this store: 3 for a store created by this build (or a
+    /// compacting copy), 2 for one created before format 3, which keeps its format for life
+    /// (a format-1 store reports 2: its writer upgrades it to 2 at open, with the same pages).
+    public var storeFormatVersion: UInt32 { pageChecksum.formatVersion }
 
     /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).
     public func dataFileSize() throws -> UInt64 { try dataFile.size() }

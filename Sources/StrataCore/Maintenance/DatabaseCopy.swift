@@ -61,8 +61,11 @@ extension Database {
         // The snapshot's meta, encoded afresh (never read back from the file, where the writer
         // may be rewriting that slot), in its own slot; the other slot zeroed: it would name
         // another generation, whose pages were not copied.
+        // The pages keep their checksums, so the copy keeps the source's format (`PageLayout`); a
+        // compacting copy rebuilds every page and is written in the current format.
         let meta = MetaPage(transactionID: transaction.generation, pageSize: pageSize, catalog: transaction.catalog,
-                            freeTree: transaction.freeTree, pageCount: pageCount, commitTime: transaction.commitTime)
+                            freeTree: transaction.freeTree, pageCount: pageCount, commitTime: transaction.commitTime,
+                            formatVersion: pageChecksum.formatVersion)
         let slot = meta.transactionID % 2
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { page.deallocate() }

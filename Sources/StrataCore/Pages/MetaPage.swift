@@ -3,8 +3,9 @@ import Glibc
 /// The commit record. Pages 0 and 1 hold the two most recent metas; commit N writes page N % 2, so
 /// the previous commit's meta is never touched while a new one is written.
 ///
-/// Format 2 (format 1 is the same up to byte 192, then `200 u64 checksum of bytes 0..<200` and no
-/// page list):
+/// Formats 2 and 3 (they differ only in the hash of page checksums, see `PageLayout`; format 1 is
+/// the same up to byte 192, then `200 u64 checksum of bytes 0..<200` and no page list). The two
+/// meta checksums below use `Checksum` in every format:
 ///
 ///     0   u64 page number (0 or 1)       24  u8 kind = meta
 ///     32  u64 magic "STRATABS"
@@ -41,7 +42,8 @@ struct MetaPage: Equatable {
     /// The pages the commit wrote (empty: nothing to verify; see the run count above). Filled by
     /// `decodeRuns`, not by `decode`: readers following a live writer never need them.
     var pageRuns: [PageRun] = []
-    /// The format the meta was read in (1: written by an older Strata, upgraded by the next writer).
+    /// The format the meta was read in (1: written by an older Strata, upgraded by the next
+    /// writer), or is to be written in (2 or 3: the store's, see `PageLayout`).
     var formatVersion: UInt32 = PageLayout.formatVersion
     /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
     var pageDigest: UInt64 = 0
@@ -98,6 +100,10 @@ struct MetaPage: Equatable {
         return mixed &* 0xBF58_476D_1CE4_E5B9
     }
 
+    /// The hash of the page checksums of the store this meta belongs to (`decode` accepts only
+    /// versions that name one).
+    var pageChecksum: PageChecksum { PageChecksum(formatVersion: formatVersion) ?? .foldedMultiply }
+
     /// Bytes written for this meta: the fixed part and the run list.
     var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count }
 
@@ -116,7 +122,7 @@ struct MetaPage: Equatable {
         let checksumOffset = version == 1 ? Offset.legacyChecksum : Offset.checksum
         let stored = base.loadUnaligned(fromByteOffset: checksumOffset, as: UInt64.self)
         guard stored == Checksum.hash(base, count: checksumOffset) else { return .failure(.invalid("meta \(slot) checksum mismatch")) }
-        guard version == 1 || version == PageLayout.formatVersion else { return .failure(.unsupportedVersion(version)) }
+        guard PageChecksum(formatVersion: version) != nil else { return .failure(.unsupportedVersion(version)) }
         guard base.loadUnaligned(fromByteOffset: Offset.slot, as: UInt64.self) == slot,
               base.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self) == PageKind.meta.rawValue else {
             return .failure(.invalid("meta \(slot) header is wrong"))
@@ -192,7 +198,8 @@ struct MetaPage: Equatable {
         base.storeBytes(of: transactionID, toByteOffset: Offset.writtenBy, as: UInt64.self)
         base.storeBytes(of: PageKind.meta.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
         base.storeBytes(of: PageLayout.magic, toByteOffset: Offset.magic, as: UInt64.self)
-        base.storeBytes(of: PageLayout.formatVersion, toByteOffset: Offset.formatVersion, as: UInt32.self)
+        precondition(formatVersion >= 2 && formatVersion <= PageLayout.formatVersion, "metas are written in format 2 or 3")
+        base.storeBytes(of: formatVersion, toByteOffset: Offset.formatVersion, as: UInt32.self)
         base.storeBytes(of: UInt32(pageSize), toByteOffset: Offset.pageSize, as: UInt32.self)
         base.storeBytes(of: transactionID, toByteOffset: Offset.transactionID, as: UInt64.self)
         catalog.encode(into: base + Offset.catalog)

@@ -70,6 +70,11 @@ enum MetaReader {
         if candidates.count == 2, candidates[0].meta.pageSize != candidates[1].meta.pageSize {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the page size")
         }
+        // A file's format never changes in place but from 1 to 2 (`PageLayout`): metas naming
+        // different page checksums cannot both belong to it.
+        if candidates.count == 2, candidates[0].meta.pageChecksum != candidates[1].meta.pageChecksum {
+            throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the format (versions \(candidates[0].meta.formatVersion) and \(candidates[1].meta.formatVersion))")
+        }
         var rejected: [String] = []
         var skipped: SkippedCommit?
         let ordered = candidates.sorted { $0.meta.transactionID > $1.meta.transactionID }
@@ -154,7 +159,7 @@ enum MetaReader {
                 default:
                     return "page \(number) has no tree page kind"
                 }
-                guard page.checksumMatches(pageCount: span, pageSize: pageSize) else {
+                guard page.checksumMatches(pageCount: span, pageSize: pageSize, checksum: meta.pageChecksum) else {
                     return "page \(number) checksum mismatch"
                 }
                 digest = MetaPage.digest(folding: page.storedChecksum, into: digest)

@@ -216,9 +216,9 @@ extension Page {
         var storedChecksum: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.checksumOffset, as: UInt64.self) }
 
         /// Whether the stored checksum is that of the `pageCount` pages starting here (1 for a
-        /// tree page, the run's length for an overflow run).
-        func checksumMatches(pageCount: Int, pageSize: Int) -> Bool {
-            storedChecksum == PageBuffer.checksum(of: base, byteCount: pageCount * pageSize)
+        /// tree page, the run's length for an overflow run), computed with the store's `checksum`.
+        func checksumMatches(pageCount: Int, pageSize: Int, checksum: PageChecksum) -> Bool {
+            storedChecksum == checksum.of(base, byteCount: pageCount * pageSize)
         }
 
         /// Whether this is the first page of the overflow run `number` of `pageCount` pages.

@@ -77,19 +77,15 @@ final class PageBuffer {
         memory.storeBytes(of: id, toByteOffset: PageLayout.transactionOffset, as: UInt64.self)
     }
 
-    /// Stores the checksum of the page (or overflow run); called once per dirty page at commit.
-    func seal() {
-        memory.storeBytes(of: PageBuffer.checksum(of: UnsafeRawPointer(memory), byteCount: byteCount),
+    /// Stores the checksum of the page (or overflow run), in the store's `checksum`; called once
+    /// per dirty page at commit.
+    func seal(_ checksum: PageChecksum) {
+        memory.storeBytes(of: checksum.of(UnsafeRawPointer(memory), byteCount: byteCount),
                           toByteOffset: PageLayout.checksumOffset, as: UInt64.self)
     }
 
-    /// The checksum `seal()` stored.
+    /// The checksum `seal(_:)` stored.
     var storedChecksum: UInt64 { Page.Header(memory).storedChecksum }
-
-    static func checksum(of base: UnsafeRawPointer, byteCount: Int) -> UInt64 {
-        let seed = base.loadUnaligned(as: UInt64.self) ^ (base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) &* 31)
-        return Checksum.hash(base + 24, count: byteCount - 24, seed: seed)
-    }
 
     // MARK: Nodes
 

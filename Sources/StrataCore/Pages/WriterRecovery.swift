@@ -10,7 +10,7 @@ import Glibc
 /// - A store whose newest meta is format 1 gets a format-2 meta of the same content as the next
 ///   generation (an empty commit, so an older Strata that ignores the new meta opens at identical
 ///   content; after the next commit both metas are format 2 and an older Strata refuses the store
-///   with `unsupportedFormat`).
+///   with `unsupportedFormat`). Format 2, not 3: its pages keep their checksums (`PageLayout`).
 /// - The chosen meta may have been adopted from a writer that died before its sync (its pages were
 ///   in the page cache, so it verified): the file is synced before anything builds on it.
 ///
@@ -27,7 +27,7 @@ enum WriterRecovery {
         }
         if meta.formatVersion == 1 {
             meta.transactionID += 1
-            meta.formatVersion = PageLayout.formatVersion
+            meta.formatVersion = PageChecksum.multiplyXorshift.formatVersion // same pages: format 2, never 3
             meta.pageRuns = []
             try withUnsafeTemporaryAllocation(byteCount: meta.byteCount, alignment: 8) { buffer in
                 meta.encode(into: buffer.baseAddress!)

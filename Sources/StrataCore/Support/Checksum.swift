@@ -1,7 +1,8 @@
-/// A fast 64-bit hash used for page and meta checksums. It only needs to catch torn writes, bit rot
-/// and foreign bytes, not adversaries, so it trades cryptographic strength for speed: eight bytes
-/// per step, multiply-xorshift mixing. The value is part of the on-disk format: never change it
-/// without bumping `Format.version`.
+/// A 64-bit hash used for the meta checksums of every format and the page checksums of formats 1
+/// and 2 (format 3 pages use the cheaper `FoldedMultiplyHash`; see `PageChecksum`). It only needs
+/// to catch torn writes, bit rot and foreign bytes, not adversaries, so it trades cryptographic
+/// strength for speed: eight bytes per step, multiply-xorshift mixing. The value is part of the
+/// on-disk format of every version: it must never change (a known-answer test pins it).
 enum Checksum {
     static let seed: UInt64 = 0x5354_5241_5441_2121 // "STRATA!!"
 

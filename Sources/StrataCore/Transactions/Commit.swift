@@ -89,6 +89,7 @@ extension Database {
     /// readers only follow a published meta.
     func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
+        meta.formatVersion = pageChecksum.formatVersion // the store's format, never changed in place (`PageLayout`)
         let syncs = options.durability != .none
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         //    Not synced on its own: the commit's one sync covers the new size.
@@ -110,7 +111,7 @@ extension Database {
         var run: [UnsafeRawBufferPointer] = []
         for page in pages {
             page.setTransaction(meta.transactionID)
-            page.seal()
+            page.seal(pageChecksum)
             digest = MetaPage.digest(folding: page.storedChecksum, into: digest)
             if let last = runs.last, page.number != last.first + last.count {
                 try io.writeGathered(run, at: last.first * UInt64(pageSize))

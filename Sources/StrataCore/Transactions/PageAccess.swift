@@ -5,6 +5,8 @@ import CStrataSystem
 /// page count before its address is formed, so a forged number can never read past the file.
 final class PageAccess {
     let pageSize: Int
+    /// The store's page checksum (`verifiesChecksums`, `StoreChecker`).
+    let pageChecksum: PageChecksum
     /// Base of the mapping that covers the snapshot. (Changed only by `renew`, between two
     /// leases, by the one thread that owns a pooled read transaction: hence unchecked.)
     @exclusivity(unchecked) private(set) var base: UnsafeRawPointer
@@ -52,8 +54,9 @@ final class PageAccess {
         self.newestTransaction = newestTransaction
     }
 
-    init(pageSize: Int, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping, isWritable: Bool,
-         verifiesChecksums: Bool = false, newestTransaction: UInt64 = .max) {
+    init(pageSize: Int, pageChecksum: PageChecksum, base: UnsafeRawPointer, committedPageCount: UInt64, mapping: FileMapping,
+         isWritable: Bool, verifiesChecksums: Bool = false, newestTransaction: UInt64 = .max) {
+        self.pageChecksum = pageChecksum
         self.verifiesChecksums = verifiesChecksums
         self.newestTransaction = newestTransaction
         self.pageSize = pageSize
@@ -101,7 +104,7 @@ final class PageAccess {
     }
 
     private func verifyChecksum(_ address: UnsafeRawPointer, pages: Int, number: UInt64) throws {
-        guard Page.Header(address).checksumMatches(pageCount: pages, pageSize: pageSize) else {
+        guard Page.Header(address).checksumMatches(pageCount: pages, pageSize: pageSize, checksum: pageChecksum) else {
             throw StrataError.corruptPage(page: number, reason: "checksum mismatch")
         }
     }

@@ -33,7 +33,8 @@ final class SnapshotReader {
     private var state: GenerationState?
 
     init(database: Database) throws {
-        access = PageAccess(pageSize: database.pageSize, base: try database.mapping.base(covering: 0), committedPageCount: 0,
+        access = PageAccess(pageSize: database.pageSize, pageChecksum: database.pageChecksum,
+                            base: try database.mapping.base(covering: 0), committedPageCount: 0,
                             mapping: database.mapping, isWritable: false, verifiesChecksums: database.options.verifyChecksums)
         readers = database.readers
         if case .readerTable = database.registration {

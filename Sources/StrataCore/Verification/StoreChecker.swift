@@ -125,7 +125,7 @@ struct StoreChecker {
         let context = "tree '\(tree)'"
         guard claim(number, as: StoreChecker.used, context: context) else { return }
         let base = access.base + Int(number) * access.pageSize
-        if !Page.Header(base).checksumMatches(pageCount: 1, pageSize: access.pageSize) {
+        if !Page.Header(base).checksumMatches(pageCount: 1, pageSize: access.pageSize, checksum: access.pageChecksum) {
             problem("\(context): page \(number) fails its checksum")
             return
         }
@@ -181,7 +181,7 @@ struct StoreChecker {
         for page in first..<first + UInt64(pages) { _ = claim(page, as: StoreChecker.used, context: context) }
         counts.overflow += UInt64(pages)
         let base = access.base + Int(first) * access.pageSize
-        if !Page.Header(base).checksumMatches(pageCount: pages, pageSize: access.pageSize) {
+        if !Page.Header(base).checksumMatches(pageCount: pages, pageSize: access.pageSize, checksum: access.pageChecksum) {
             problem("\(context): overflow run at \(first) fails its checksum")
         }
         do { _ = try access.overflowValue(first, length: node.valueLength) } catch { problem("\(context): \(error)") }
