@@ -6,8 +6,16 @@ import StrataCore
 /// observers in any process read). Checks that can fail (unique indexes, insert) run before
 /// anything is written, so a refused write leaves the transaction as it was.
 public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
-    var writeContext: StoreWriteContext { context as! StoreWriteContext }
+    let writeContext: StoreWriteContext
     var write: WriteTransaction { writeContext.write }
+    /// This datastore's trees in the context, looked up on first use (the context keeps them
+    /// for every writer of the datastore; see `DatastoreTrees` for when handles are renewed).
+    private var cachedTrees: DatastoreTrees?
+
+    init(writeContext: StoreWriteContext, schema: DatastoreSchema<F>) {
+        self.writeContext = writeContext
+        super.init(context: writeContext, schema: schema)
+    }
 
     /// Stores `instance` (insert or replace). Returns the instance it replaced, if any.
     @discardableResult
@@ -130,7 +138,12 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     }
 
     /// This datastore's trees in the write context.
-    private var trees: DatastoreTrees { writeContext.trees(of: schema) }
+    private var trees: DatastoreTrees {
+        if let cachedTrees { return cachedTrees }
+        let trees = writeContext.trees(of: schema)
+        cachedTrees = trees
+        return trees
+    }
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
         guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
