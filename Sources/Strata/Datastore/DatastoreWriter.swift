@@ -10,7 +10,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     var write: WriteTransaction { writeContext.write }
     /// This datastore's trees in the context, looked up on first use (the context keeps them
     /// for every writer of the datastore; see `DatastoreTrees` for when handles are renewed).
-    private var cachedTrees: DatastoreTrees?
+    @exclusivity(unchecked) private var cachedTrees: DatastoreTrees?
 
     init(writeContext: StoreWriteContext, schema: DatastoreSchema<F>) {
         self.writeContext = writeContext

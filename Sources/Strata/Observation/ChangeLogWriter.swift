@@ -62,12 +62,13 @@ struct ChangeLogKey: Equatable, BytesConvertible {
 final class ChangeLogAppender {
     let logName: String
     private let memory: ChangeLogMemory
-    private var tree: Tree?
-    private var nextSequence: UInt32?
+    // No runtime exclusivity checks (see `DatastoreTrees`): one thread, no overlapping access.
+    @exclusivity(unchecked) private var tree: Tree?
+    @exclusivity(unchecked) private var nextSequence: UInt32?
     /// The value being appended, `kind ++ identifier`, built in storage reused from one append to
     /// the next (a value built on the stack through a generic helper paid runtime metadata
     /// lookups on every append).
-    private var value: [UInt8] = []
+    @exclusivity(unchecked) private var value: [UInt8] = []
 
     /// `memory`: the store's, shared by every transaction.
     init(logName: String, memory: ChangeLogMemory) {
@@ -132,9 +133,9 @@ extension StoreWriteContext {
     /// The appender of the log tree `logName` in this context (one per log, shared by every
     /// writer of the context).
     func changeLog(_ logName: String) -> ChangeLogAppender {
-        if let appender = changeLogs[logName] { return appender }
+        if let appender = changeLogs.first(where: { $0.logName == logName }) { return appender }
         let appender = ChangeLogAppender(logName: logName, memory: changeLogMemory)
-        changeLogs[logName] = appender
+        changeLogs.append(appender)
         return appender
     }
 

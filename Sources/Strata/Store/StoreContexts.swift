@@ -22,12 +22,12 @@ public class StoreReadContext {
 /// done through one context commits together.
 public final class StoreWriteContext: StoreReadContext {
     let write: WriteTransaction
-    /// The change logs this context appended to, by log tree name.
-    var changeLogs: [String: ChangeLogAppender] = [:]
+    /// The change logs this context appended to (one per log tree name). A context writes a
+    /// handful of datastores: a list searched in order costs less than hashing the names.
+    @exclusivity(unchecked) var changeLogs: [ChangeLogAppender] = []
     /// The open trees of each datastore written in this context, by its schema's identity, so a
-    /// loop of `tx[books].persist(…)` opens each tree once. (Not the writers themselves: a writer
-    /// holds its context, and the context holding it back would leak both.)
-    var datastoreTrees: [ObjectIdentifier: DatastoreTrees] = [:]
+    /// loop of `tx[books].persist(…)` opens each tree once.
+    @exclusivity(unchecked) var datastoreTrees: [(schema: ObjectIdentifier, trees: DatastoreTrees)] = []
 
     /// The store's memory of its change logs across transactions (see `ChangeLogMemory`).
     let changeLogMemory: ChangeLogMemory
@@ -44,8 +44,10 @@ public final class StoreWriteContext: StoreReadContext {
     /// ends (`endBody`), after which nothing is cached. A writer keeps no state of its own that a
     /// savepoint, a dropped or renamed datastore could make stale: its trees are re-checked on
     /// every use (`DatastoreTrees`).
-    private var lastWriter: (schema: ObjectIdentifier, writer: AnyObject)?
-    private var isBodyRunning = true
+    /// (No runtime exclusivity checks on the context's state: only the thread running its
+    /// transaction uses it, and no access to it overlaps another.)
+    @exclusivity(unchecked) private var lastWriter: (schema: ObjectIdentifier, writer: AnyObject)?
+    @exclusivity(unchecked) private var isBodyRunning = true
 
     public subscript<F: DatastoreFormat>(datastore: Datastore<F, ReadWrite>) -> DatastoreWriter<F> {
         let schema = ObjectIdentifier(datastore.schema)
