@@ -107,34 +107,43 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// that keeps a book's title and isbn touches neither index.
     private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
                                      trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
-        let indexes = schema.indexes
-        for position in 0..<indexes.count {
-            let info = indexes[position]
-            let newValues = info.definition.encodedValues(of: instance)
+        let targets = schema.writeTargets
+        for position in 0..<targets.count {
+            let target = targets[position]
+            let definition = Self.definition(of: target)
+            let newValues = definition.encodedValues(of: instance)
             var added = newValues
             var removed: [[UInt8]] = []
             var oldValues: [[UInt8]] = []
             if !isNew {
-                oldValues = info.definition.encodedValues(of: old)
+                oldValues = definition.encodedValues(of: old)
                 if oldValues == newValues {
                     // A direct index keeps a copy of the instance in each entry: rewrite them.
-                    guard info.isDirect, !newValues.isEmpty else { continue }
+                    guard target.isDirect, !newValues.isEmpty else { continue }
                 } else {
-                    if !info.isDirect { added = newValues.filter { !oldValues.contains($0) } }
+                    if !target.isDirect { added = newValues.filter { !oldValues.contains($0) } }
                     removed = oldValues.filter { !newValues.contains($0) }
                 }
             }
             guard !added.isEmpty || !removed.isEmpty else { continue }
-            let tree = try trees.index(at: position, named: info.tree, in: writeContext)
-            if info.definition.kind.isUnique {
+            let tree = try trees.index(at: position, named: target.tree, in: writeContext)
+            if target.isUnique {
                 for value in added where !oldValues.contains(value) {
                     if try isTaken(value, byOtherThan: idBytes, in: tree) {
-                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: info.definition.describe(value))
+                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: target.name, value: definition.describe(value))
                     }
                 }
             }
-            changes.append(IndexChange(tree: tree, isDirect: info.isDirect, removed: removed, added: added))
+            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: removed, added: added))
         }
+    }
+
+    /// The definition of an index of this datastore. No checked cast (which would look up the
+    /// generic metadata this type exists to avoid): the schema built the target from its own
+    /// `IndexDefinition<F.Instance>`.
+    @inline(__always)
+    private static func definition(of target: IndexWriteTarget) -> IndexDefinition<F.Instance> {
+        unsafeDowncast(target.definition, to: IndexDefinition<F.Instance>.self)
     }
 
     /// This datastore's trees in the write context.
@@ -149,9 +158,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
         let old = try decode(envelope, id: idBytes)
         try write.delete(idBytes, in: primary)
-        for info in schema.indexes {
-            guard let tree = try context.tree(info.tree) else { continue }
-            for value in info.definition.encodedValues(of: old) { try write.delete(value + idBytes, in: tree) }
+        for target in schema.writeTargets {
+            guard let tree = try context.tree(target.tree) else { continue }
+            for value in Self.definition(of: target).encodedValues(of: old) { try write.delete(value + idBytes, in: tree) }
         }
         try appendLog(.deleted, idBytes: idBytes)
         return old
