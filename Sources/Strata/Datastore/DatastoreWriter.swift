@@ -86,11 +86,11 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
         try write.put(idBytes, envelope, in: primary)
         for change in scratch.changes {
-            for value in change.removed {
+            try change.removed.forEach { value in
                 scratch.join(value, idBytes)
                 try write.delete(scratch.key, in: change.tree)
             }
-            for value in change.added {
+            try change.added.forEach { value in
                 scratch.join(value, idBytes)
                 try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
             }
@@ -111,30 +111,22 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         for position in 0..<targets.count {
             let target = targets[position]
             let definition = Self.definition(of: target)
-            let newValues = definition.encodedValues(of: instance)
-            var added = newValues
-            var removed: [[UInt8]] = []
-            var oldValues: [[UInt8]] = []
-            if !isNew {
-                oldValues = definition.encodedValues(of: old)
-                if oldValues == newValues {
-                    // A direct index keeps a copy of the instance in each entry: rewrite them.
-                    guard target.isDirect, !newValues.isEmpty else { continue }
-                } else {
-                    if !target.isDirect { added = newValues.filter { !oldValues.contains($0) } }
-                    removed = oldValues.filter { !newValues.contains($0) }
-                }
+            let diff: IndexValueDiff?
+            if let single = definition.singleValue {
+                diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+            } else {
+                diff = .many(definition.encodedValues(of: instance), replacing: isNew ? nil : definition.encodedValues(of: old), isDirect: target.isDirect)
             }
-            guard !added.isEmpty || !removed.isEmpty else { continue }
+            guard let change = diff else { continue }
             let tree = try trees.index(at: position, named: target.tree, in: writeContext)
             if target.isUnique {
-                for value in added where !oldValues.contains(value) {
+                try change.checked.forEach { value in
                     if try isTaken(value, byOtherThan: idBytes, in: tree) {
                         throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: target.name, value: definition.describe(value))
                     }
                 }
             }
-            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: removed, added: added))
+            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: change.removed, added: change.added))
         }
     }
 
