@@ -9,6 +9,8 @@ import Synchronization
 /// rollback takes back), and a log's oldest entry only ever grows afterwards: entries are
 /// appended with the newest generation and removed from the old end; a log dropped and created
 /// again starts at a newer generation. A value that is too low only costs a read of the log.
+/// (Raw engine calls that rename an older tree onto a log's name could make it too high; the
+/// only effect would be trimming that comes at most `retention + batch` generations late.)
 final class ChangeLogMemory: Sendable {
     private let oldest = Mutex<[String: UInt64]>([:])
 
