@@ -15,7 +15,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         schema = DatastoreSchema<F>(name: try DatastoreRename.resolveName(of: F.self, in: store))
         if Access.self == ReadWrite.self {
             try store.database.write { transaction in
-                let context = StoreWriteContext(transaction: transaction)
+                let context = StoreWriteContext(transaction: transaction, changeLogMemory: store.changeLogMemory)
                 let stored = try schema.storedDescriptor(in: context)
                 let primary = try context.writableTree(schema.layout.primary)
                 let hasData = try transaction.count(primary) > 0

@@ -12,6 +12,8 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let currentEnvelopePrefix: [UInt8]
     /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
     private let readTargets: [IndexReadTarget]
+    /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
+    let writeTargets: [IndexWriteTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
     let staleIndexes: Mutex<Set<String>>
     /// The key path resolved last and its position in `indexes`: a repeated query costs one
@@ -31,6 +33,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
+        writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
     }

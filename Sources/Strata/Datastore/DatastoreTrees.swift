@@ -10,11 +10,13 @@ final class DatastoreTrees {
     /// Held so that the schema, whose identity keys this object in its context, cannot be freed
     /// and another one allocated at its address while the context lives.
     private let schema: AnyObject
-    private var primaryTree: Tree?
-    private var indexTrees: [Tree?] = []
+    // No runtime exclusivity checks on these (read on every write): a context and what it holds
+    // are used by its transaction's thread only, and no access to them overlaps another.
+    @exclusivity(unchecked) private var primaryTree: Tree?
+    @exclusivity(unchecked) private var indexTrees: [Tree?] = []
     let log: ChangeLogAppender
     /// Buffers reused by this datastore's writes in this context (see `WriteScratch`).
-    var scratch = WriteScratch()
+    @exclusivity(unchecked) var scratch = WriteScratch()
 
     init(schema: AnyObject, log: ChangeLogAppender) {
         self.schema = schema
@@ -41,9 +43,9 @@ extension StoreWriteContext {
     /// The trees of the datastore described by `schema` in this context.
     func trees<F: DatastoreFormat>(of schema: DatastoreSchema<F>) -> DatastoreTrees {
         let key = ObjectIdentifier(schema)
-        if let trees = datastoreTrees[key] { return trees }
+        if let entry = datastoreTrees.first(where: { $0.schema == key }) { return entry.trees }
         let trees = DatastoreTrees(schema: schema, log: changeLog(schema.layout.log))
-        datastoreTrees[key] = trees
+        datastoreTrees.append((key, trees))
         return trees
     }
 }

@@ -6,8 +6,16 @@ import StrataCore
 /// observers in any process read). Checks that can fail (unique indexes, insert) run before
 /// anything is written, so a refused write leaves the transaction as it was.
 public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
-    var writeContext: StoreWriteContext { context as! StoreWriteContext }
+    let writeContext: StoreWriteContext
     var write: WriteTransaction { writeContext.write }
+    /// This datastore's trees in the context, looked up on first use (the context keeps them
+    /// for every writer of the datastore; see `DatastoreTrees` for when handles are renewed).
+    @exclusivity(unchecked) private var cachedTrees: DatastoreTrees?
+
+    init(writeContext: StoreWriteContext, schema: DatastoreSchema<F>) {
+        self.writeContext = writeContext
+        super.init(context: writeContext, schema: schema)
+    }
 
     /// Stores `instance` (insert or replace). Returns the instance it replaced, if any.
     @discardableResult
@@ -78,11 +86,11 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
         try write.put(idBytes, envelope, in: primary)
         for change in scratch.changes {
-            for value in change.removed {
+            try change.removed.forEach { value in
                 scratch.join(value, idBytes)
                 try write.delete(scratch.key, in: change.tree)
             }
-            for value in change.added {
+            try change.added.forEach { value in
                 scratch.join(value, idBytes)
                 try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
             }
@@ -99,46 +107,52 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// that keeps a book's title and isbn touches neither index.
     private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
                                      trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
-        let indexes = schema.indexes
-        for position in 0..<indexes.count {
-            let info = indexes[position]
-            let newValues = info.definition.encodedValues(of: instance)
-            var added = newValues
-            var removed: [[UInt8]] = []
-            var oldValues: [[UInt8]] = []
-            if !isNew {
-                oldValues = info.definition.encodedValues(of: old)
-                if oldValues == newValues {
-                    // A direct index keeps a copy of the instance in each entry: rewrite them.
-                    guard info.isDirect, !newValues.isEmpty else { continue }
-                } else {
-                    if !info.isDirect { added = newValues.filter { !oldValues.contains($0) } }
-                    removed = oldValues.filter { !newValues.contains($0) }
-                }
+        let targets = schema.writeTargets
+        for position in 0..<targets.count {
+            let target = targets[position]
+            let definition = Self.definition(of: target)
+            let diff: IndexValueDiff?
+            if let single = definition.singleValue {
+                diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+            } else {
+                diff = .many(definition.encodedValues(of: instance), replacing: isNew ? nil : definition.encodedValues(of: old), isDirect: target.isDirect)
             }
-            guard !added.isEmpty || !removed.isEmpty else { continue }
-            let tree = try trees.index(at: position, named: info.tree, in: writeContext)
-            if info.definition.kind.isUnique {
-                for value in added where !oldValues.contains(value) {
+            guard let change = diff else { continue }
+            let tree = try trees.index(at: position, named: target.tree, in: writeContext)
+            if target.isUnique {
+                try change.checked.forEach { value in
                     if try isTaken(value, byOtherThan: idBytes, in: tree) {
-                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: info.name, value: info.definition.describe(value))
+                        throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: target.name, value: definition.describe(value))
                     }
                 }
             }
-            changes.append(IndexChange(tree: tree, isDirect: info.isDirect, removed: removed, added: added))
+            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: change.removed, added: change.added))
         }
     }
 
+    /// The definition of an index of this datastore. No checked cast (which would look up the
+    /// generic metadata this type exists to avoid): the schema built the target from its own
+    /// `IndexDefinition<F.Instance>`.
+    @inline(__always)
+    private static func definition(of target: IndexWriteTarget) -> IndexDefinition<F.Instance> {
+        unsafeDowncast(target.definition, to: IndexDefinition<F.Instance>.self)
+    }
+
     /// This datastore's trees in the write context.
-    private var trees: DatastoreTrees { writeContext.trees(of: schema) }
+    private var trees: DatastoreTrees {
+        if let cachedTrees { return cachedTrees }
+        let trees = writeContext.trees(of: schema)
+        cachedTrees = trees
+        return trees
+    }
 
     private func remove(idBytes: [UInt8]) throws -> F.Instance? {
         guard let primary = try context.tree(layout.primary), let envelope = try write.get(idBytes, in: primary) else { return nil }
         let old = try decode(envelope, id: idBytes)
         try write.delete(idBytes, in: primary)
-        for info in schema.indexes {
-            guard let tree = try context.tree(info.tree) else { continue }
-            for value in info.definition.encodedValues(of: old) { try write.delete(value + idBytes, in: tree) }
+        for target in schema.writeTargets {
+            guard let tree = try context.tree(target.tree) else { continue }
+            for value in Self.definition(of: target).encodedValues(of: old) { try write.delete(value + idBytes, in: tree) }
         }
         try appendLog(.deleted, idBytes: idBytes)
         return old

@@ -25,6 +25,9 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     let path: String
     let valueType: String
     private let extract: (Instance) -> [[UInt8]]
+    /// Set for an index with exactly one value per instance: that value, without the array
+    /// around it (the write path's common case, one allocation less per index and instance).
+    let singleValue: ((Instance) -> [UInt8])?
     private let describeValue: ([UInt8]) -> String?
 
     /// `valueTypeName` is how descriptors name the value type (default: the type's name).
@@ -35,6 +38,19 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
         self.path = path
         self.valueType = valueTypeName ?? "\(Value.self)"
         self.extract = extract
+        singleValue = nil
+        describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
+    }
+
+    /// An index with exactly one value per instance, which `single` reads.
+    @usableFromInline
+    init<Value: OrderedKey>(kind: IndexKind, path: String, valueType: Value.Type, valueTypeName: String? = nil,
+                            single: @escaping (Instance) -> [UInt8]) {
+        self.kind = kind
+        self.path = path
+        self.valueType = valueTypeName ?? "\(Value.self)"
+        extract = { [single($0)] }
+        singleValue = single
         describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
 

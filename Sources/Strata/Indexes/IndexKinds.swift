@@ -75,9 +75,9 @@ public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueI
 enum SingleValueIndex {
     @inlinable
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
-        IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self) { [keyPath] instance in
-            [instance[keyPath: keyPath].orderedKeyBytes]
-        }
+        IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { [keyPath] instance in
+            instance[keyPath: keyPath].orderedKeyBytes
+        })
     }
 
     static func composite<Instance, each Part: OrderedKey>(_ kind: IndexKind, _ parts: repeat KeyPath<Instance, each Part> & Sendable)
@@ -87,9 +87,9 @@ enum SingleValueIndex {
         var types: [String] = []
         for part in repeat (each Part).self { types.append("\(part)") }
         return IndexDefinition(kind: kind, path: paths.joined(separator: ", "), valueType: CompositeKey<repeat each Part>.self,
-                               valueTypeName: "(\(types.joined(separator: ", ")))") { instance in
-            [CompositeKey(repeat instance[keyPath: each parts]).orderedKeyBytes]
-        }
+                               valueTypeName: "(\(types.joined(separator: ", ")))", single: { instance in
+            CompositeKey(repeat instance[keyPath: each parts]).orderedKeyBytes
+        })
     }
 }
 

@@ -23,18 +23,28 @@ public enum ChangeLogTrimming {
     /// - Throws: `StrataError` from the engine, or the caller's error from `corrupt` (given the
     ///   key's length) when the log's first key is too short to hold a generation.
     public static func trim(_ log: Tree, in transaction: WriteTransaction, corrupt: (_ keyLength: Int) -> any Error) throws {
+        _ = try trim(log, in: transaction, oldestAtLeast: nil, corrupt: corrupt)
+    }
+
+    /// `trim(_:in:corrupt:)` given `known`, a generation at or below the log's oldest entry (see
+    /// `ChangeLogMemory`): while nothing can be due even at that generation, the log is not read.
+    /// Returns the generation of the oldest entry it read before trimming, nil if it read none.
+    static func trim(_ log: Tree, in transaction: WriteTransaction, oldestAtLeast known: UInt64?,
+                     corrupt: (_ keyLength: Int) -> any Error) throws -> UInt64? {
         let generation = transaction.transactionID
+        if let known, generation < known &+ retention &+ batch { return nil }
         let cursor = try transaction.cursor(log)
-        guard try cursor.first() else { return }
+        guard try cursor.first() else { return nil }
         let first = try cursor.key()
         guard first.count >= 8 else { throw corrupt(first.count) }
         let oldest = first.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
         // Nothing is due before this generation whatever the readers: skip scanning the reader table.
-        guard generation >= oldest &+ retention &+ batch else { return }
+        guard generation >= oldest &+ retention &+ batch else { return oldest }
         let horizon = min(transaction.database.oldestReaderSnapshot ?? generation, generation)
-        guard horizon > retention else { return }
+        guard horizon > retention else { return oldest }
         let bound = horizon - retention
-        guard oldest < bound, bound - oldest >= batch else { return }
+        guard oldest < bound, bound - oldest >= batch else { return oldest }
         try transaction.deleteLeading(before: withUnsafeBytes(of: bound.bigEndian) { Array($0) }, in: log, limit: limit)
+        return oldest
     }
 }

@@ -54,17 +54,26 @@ struct ChangeLogKey: Equatable, BytesConvertible {
 /// time a context appends, and again after a savepoint rolled back (`forgetPosition`). A
 /// counter that started at 0 in every context made grouped requests overwrite each other's
 /// entries, and observers missed those changes.
+///
+/// The common first append of a commit reads nothing: a log whose tree record says this
+/// transaction has not changed it (`TreeRecord.lastModified`, which a rolled-back savepoint
+/// restores) holds no entry of this generation, so its sequence starts at 0; and the store's
+/// `ChangeLogMemory` tells whether any entry can be due for trimming before the log is read.
 final class ChangeLogAppender {
     let logName: String
-    private var tree: Tree?
-    private var nextSequence: UInt32?
+    private let memory: ChangeLogMemory
+    // No runtime exclusivity checks (see `DatastoreTrees`): one thread, no overlapping access.
+    @exclusivity(unchecked) private var tree: Tree?
+    @exclusivity(unchecked) private var nextSequence: UInt32?
     /// The value being appended, `kind ++ identifier`, built in storage reused from one append to
     /// the next (a value built on the stack through a generic helper paid runtime metadata
     /// lookups on every append).
-    private var value: [UInt8] = []
+    @exclusivity(unchecked) private var value: [UInt8] = []
 
-    init(logName: String) {
+    /// `memory`: the store's, shared by every transaction.
+    init(logName: String, memory: ChangeLogMemory) {
         self.logName = logName
+        self.memory = memory
     }
 
     /// Makes the next append look up its position in the log again (after a rollback).
@@ -82,9 +91,14 @@ final class ChangeLogAppender {
         let sequence: UInt32
         if let nextSequence {
             sequence = nextSequence
+        } else if try write.record(of: log).lastModified != write.transactionID {
+            // Unchanged by this transaction: no entry of this generation, and the log read by the
+            // trim is the committed one, whose oldest entry the memory may keep.
+            sequence = 0
+            if let oldest = try trim(log, write: write) { memory.remember(oldestGeneration: oldest, of: logName) }
         } else {
             sequence = try Self.firstFreeSequence(in: log, write: write)
-            if sequence == 0 { try trim(log, write: write) }
+            if sequence == 0 { _ = try trim(log, write: write) }
         }
         guard sequence < .max else { throw StrataError.misuse("more than \(UInt32.max - 1) changes to '\(logName)' in one commit") }
         nextSequence = sequence + 1
@@ -103,9 +117,10 @@ final class ChangeLogAppender {
         return last.sequence &+ 1
     }
 
-    /// Old entries go at the first change of each commit (see `ChangeLogTrimming`).
-    private func trim(_ log: Tree, write: WriteTransaction) throws {
-        try ChangeLogTrimming.trim(log, in: write) { length in
+    /// Old entries go at the first change of each commit (see `ChangeLogTrimming`). Returns the
+    /// oldest generation the log held, if it was read.
+    private func trim(_ log: Tree, write: WriteTransaction) throws -> UInt64? {
+        try ChangeLogTrimming.trim(log, in: write, oldestAtLeast: memory.oldestGeneration(of: logName)) { length in
             DatastoreError.corruptLogEntry(datastore: logName, generation: write.transactionID, reason: "a log key of \(length) bytes")
         }
     }
@@ -118,9 +133,9 @@ extension StoreWriteContext {
     /// The appender of the log tree `logName` in this context (one per log, shared by every
     /// writer of the context).
     func changeLog(_ logName: String) -> ChangeLogAppender {
-        if let appender = changeLogs[logName] { return appender }
-        let appender = ChangeLogAppender(logName: logName)
-        changeLogs[logName] = appender
+        if let appender = changeLogs.first(where: { $0.logName == logName }) { return appender }
+        let appender = ChangeLogAppender(logName: logName, memory: changeLogMemory)
+        changeLogs.append(appender)
         return appender
     }
 

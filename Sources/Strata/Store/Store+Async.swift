@@ -99,7 +99,9 @@ extension Store where Access == ReadWrite {
         let result: Result
         do {
             result = try await WriteScope.$database.withValue(ObjectIdentifier(database)) {
-                try await body(StoreWriteContext(transaction: transaction))
+                let context = StoreWriteContext(transaction: transaction, changeLogMemory: changeLogMemory)
+                defer { context.endBody() }
+                return try await body(context)
             }
             try Task.checkCancellation()
         } catch {

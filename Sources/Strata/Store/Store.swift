@@ -26,6 +26,8 @@ public final class Store<Access: StoreAccess>: Sendable {
     /// Concurrent, so that concurrent async writes reach `Database.write` together and share
     /// commits (group commit).
     let writeQueue = DispatchQueue(label: "strata.store.write", attributes: .concurrent)
+    /// What write transactions learn about the change logs and hand on to the next ones.
+    let changeLogMemory = ChangeLogMemory()
 
     init(database: Database, temporaryDirectory: String? = nil) {
         self.database = database
@@ -93,7 +95,7 @@ extension Store where Access == ReadWrite {
     @discardableResult
     public func write<Result>(_ body: (StoreWriteContext) throws -> Result) throws -> Result {
         try WriteScope.refuseNesting(database)
-        return try database.write { try body(StoreWriteContext(transaction: $0)) }
+        return try database.write { try StoreWriteContext(transaction: $0, changeLogMemory: changeLogMemory).run(body) }
     }
 
     /// Like `write`, run on a dedicated queue (it blocks on the writer lock and on fsync). A task
@@ -111,7 +113,7 @@ extension Store where Access == ReadWrite {
                         if cancelled.isSet { throw CancellationError() }
                         return try self.database.write { transaction in
                             if cancelled.isSet { throw CancellationError() }
-                            let result = try body(StoreWriteContext(transaction: transaction))
+                            let result = try StoreWriteContext(transaction: transaction, changeLogMemory: self.changeLogMemory).run(body)
                             if cancelled.isSet { throw CancellationError() }
                             return result
                         }

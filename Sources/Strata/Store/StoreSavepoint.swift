@@ -19,7 +19,7 @@ extension StoreWriteContext {
             return try write.nested { _ in try body() }
         } catch {
             // The rolled-back entries are gone: appenders learn their position from the log again.
-            for appender in changeLogs.values { appender.forgetPosition() }
+            for appender in changeLogs { appender.forgetPosition() }
             throw error
         }
     }

@@ -1,0 +1,24 @@
+import Synchronization
+
+/// What a store remembers about its change logs from one write transaction to the next: for each
+/// log, a generation at or below its oldest entry, so that the first append of a commit can tell
+/// that nothing is due for trimming without reading the log (`ChangeLogTrimming`).
+///
+/// Invariant: a remembered generation is never above the log's oldest entry. It is recorded only
+/// when read from a log the reading transaction had not changed (the committed state, which no
+/// rollback takes back), and a log's oldest entry only ever grows afterwards: entries are
+/// appended with the newest generation and removed from the old end; a log dropped and created
+/// again starts at a newer generation. A value that is too low only costs a read of the log.
+/// (Raw engine calls that rename an older tree onto a log's name could make it too high; the
+/// only effect would be trimming that comes at most `retention + batch` generations late.)
+final class ChangeLogMemory: Sendable {
+    private let oldest = Mutex<[String: UInt64]>([:])
+
+    /// A generation at or below the oldest entry of `log`, if one is known.
+    func oldestGeneration(of log: String) -> UInt64? { oldest.withLock { $0[log] } }
+
+    /// Records that `log` held no entry older than `generation` in a committed state.
+    func remember(oldestGeneration generation: UInt64, of log: String) {
+        oldest.withLock { $0[log] = generation }
+    }
+}
