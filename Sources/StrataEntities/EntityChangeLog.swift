@@ -53,12 +53,18 @@ public struct EntityCommit: Sendable {
 enum EntityChangeLog {
 
     static func encode(_ changes: [EntityID: EntityChange]) -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: changes.count * 32)
-        for (id, change) in changes {
+        encode(changes.lazy.map { ($0.key, $0.value.kind, $0.value.keys) })
+    }
+
+    /// Encodes each entity's change: its kind and the keys that got entries.
+    static func encode<Changes: Sequence, Keys: Sequence<String>>(_ changes: Changes) -> [UInt8]
+    where Changes.Element == (EntityID, EntityChange.Kind, Keys) {
+        var writer = OrderedKeyWriter(reservingCapacity: changes.underestimatedCount * 32 + 64)
+        for (id, kind, keys) in changes {
             writer.writeByte(EntityValueCoding.elementMarker)
             writer.write(id.uuid)
-            writer.writeByte(change.kind.rawValue)
-            for key in change.keys {
+            writer.writeByte(kind.rawValue)
+            for key in keys {
                 writer.writeByte(EntityValueCoding.elementMarker)
                 writer.write(key)
             }
@@ -96,7 +102,8 @@ enum EntityChangeLog {
     /// Several write contexts can end in one commit (group commit runs each queued request in its
     /// own nested transaction), so the entry may exist already: the changes are merged into it,
     /// earlier ones first. Replacing it would lose the earlier requests' changes for observers.
-    static func append(_ changes: [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
+    static func append<Changes: Sequence, Keys: Sequence<String>>(_ changes: Changes, in transaction: WriteTransaction, log: Tree) throws
+    where Changes.Element == (EntityID, EntityChange.Kind, Keys) {
         let key = key(transaction.transactionID)
         guard let earlier = try transaction.get(key, in: log) else {
             try transaction.put(key, encode(changes), in: log)
@@ -104,7 +111,8 @@ enum EntityChangeLog {
             return
         }
         var merged = try earlier.withUnsafeBytes { try decode($0) }
-        for (id, change) in changes {
+        for (id, kind, keys) in changes {
+            let change = EntityChange(kind: kind, keys: Set(keys))
             if var first = merged[id] {
                 first.absorb(change)
                 merged[id] = first
