@@ -238,12 +238,13 @@ public class EntityReadContext {
         let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
-        var found: [(reference: EntityReference, id: EntityID)] = []
+        // By position in `references`: a reference is a large value to copy.
+        var found: [(position: Int, id: EntityID)] = []
         found.reserveCapacity(references.count)
-        for reference in references {
+        for (position, reference) in references.enumerated() {
             // An identifier needs no resolution: reading the entity is the existence check.
-            if case .id(let direct) = reference.match { found.append((reference, direct)) } else if let id = try find(reference) {
-                found.append((reference, id))
+            if case .id(let direct) = reference.match { found.append((position, direct)) } else if let id = try find(reference) {
+                found.append((position, id))
             }
         }
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
@@ -251,7 +252,7 @@ public class EntityReadContext {
         // misses overlap (headers this transaction changed are read from memory instead).
         let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
         for (index, stored) in headers.enumerated() {
-            let (reference, id) = found[index]
+            let (position, id) = found[index]
             let record: EntityRecord?
             if pendingHeader(id) != nil {
                 record = try self.record(of: id, keys: names)
@@ -260,7 +261,7 @@ public class EntityReadContext {
             } else {
                 record = nil
             }
-            if let record { result[reference] = record }
+            if let record { result[references[position]] = record }
         }
         return result
     }
