@@ -18,7 +18,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// operation looks an entity's header up when it resolves the reference and again when it
     /// appends, and one descent is enough; the changed headers are written when the operation is
     /// done with the entity (`writeStaged`) or at the end of the transaction.
-    private var known: [EntityID: KnownEntity] = [:]
+    /// No runtime exclusivity checks on this and the other per-append buffers below (several
+    /// accesses per append): only the thread running the transaction touches the context, and
+    /// no closure that accesses one runs inside another access to it.
+    @exclusivity(unchecked) private var known: [EntityID: KnownEntity] = [:]
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
     /// While an import runs, the targets of relationships that became current: they are checked
@@ -98,11 +101,11 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// The property keys this transaction named, each with its encoding; a changed entity's keys
     /// are their positions here (`KnownEntity.changedKeys`), so noting a change hashes no string.
-    private var names: [(key: String, encoded: [UInt8])] = []
+    @exclusivity(unchecked) private var names: [(key: String, encoded: [UInt8])] = []
     private var nameNumbers: [String: Int] = [:]
     /// The position in `names` of the last key asked for: bulk operations name the same few
     /// keys over and over, and comparing one string is cheaper than hashing it.
-    private var lastNameNumber: Int?
+    @exclusivity(unchecked) private var lastNameNumber: Int?
 
     /// The number of `key` in `names` (added when new).
     private func nameNumber(_ key: String) -> Int {
@@ -152,9 +155,9 @@ public final class EntityWriteContext: EntityReadContext {
     /// header at the end of the transaction instead cost a second descent per entity.
     /// Invariant: only one entity's entries are staged, of keys that have no other staged entry,
     /// and they are written before anything reads that entity's history or the operation ends.
-    private var stagedEntity: EntityID?
-    private var stagedBytes: [UInt8] = []
-    private var stagedEntries: [(keyEnd: Int, valueEnd: Int)] = []
+    @exclusivity(unchecked) private var stagedEntity: EntityID?
+    @exclusivity(unchecked) private var stagedBytes: [UInt8] = []
+    @exclusivity(unchecked) private var stagedEntries: [(keyEnd: Int, valueEnd: Int)] = []
 
     /// Writes the staged history entries, after the entity's header when `header` is true and the
     /// header changed (then it is clean until the next change). If it throws, the context is failed.
@@ -188,8 +191,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// history entry...), so every put would descend from the root; written together in key order,
     /// consecutive entries of one group land on the leaf the previous put left dirty and skip the
     /// descent.
-    private var indexBytes: [UInt8] = []
-    private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int)] = []
+    @exclusivity(unchecked) private var indexBytes: [UInt8] = []
+    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int)] = []
 
     /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
     /// in that index and at the end of the transaction. If it throws, the context is failed (the
@@ -233,12 +236,30 @@ public final class EntityWriteContext: EntityReadContext {
             // Every commit that creates entities states the layout (see `EntityLayout.checkVersion`).
             try write.put(EntityLayout.versionName, EntityLayout.versionBytes, in: meta)
         }
-        if known.values.contains(where: { $0.change != nil }) {
-            let changes = known.lazy.compactMap { id, entity in
-                entity.change.map { (id, $0, entity.changedKeys.map { self.names[$0].key }) }
-            }
-            try EntityChangeLog.append(changes, in: write, log: try writableTree(EntityLayout.log))
+        var encoder = EntityChangeLog.Encoder(expectedCount: known.count)
+        var changedAny = false
+        for (id, entity) in known {
+            guard let kind = entity.change else { continue }
+            changedAny = true
+            encoder.begin(id, kind: kind)
+            entity.forEachChangedKey { encoder.addKey(names[$0].key) }
+            encoder.end()
         }
+        if changedAny {
+            try EntityChangeLog.append(encoder.finished(), changes: changeRecords, in: write, log: try writableTree(EntityLayout.log))
+        }
+    }
+
+    /// What this transaction did to each entity it changed, as observers read it.
+    private func changeRecords() -> [EntityID: EntityChange] {
+        var changes: [EntityID: EntityChange] = [:]
+        for (id, entity) in known {
+            guard let kind = entity.change else { continue }
+            var keys = Set<String>()
+            entity.forEachChangedKey { keys.insert(names[$0].key) }
+            changes[id] = EntityChange(kind: kind, keys: keys)
+        }
+        return changes
     }
 
     // MARK: Checks
@@ -499,9 +520,15 @@ public final class EntityWriteContext: EntityReadContext {
     /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
     /// the entry numbered `sequence` (the `values` entry is kept back: `indexEntries`).
     private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
-        let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
+        // `valueIndexKey`, written straight into the buffer.
+        var encoded = OrderedKeyWriter(reservingCapacity: 24)
+        EntityValueCoding.encode(value, into: &encoded)
+        let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
+        let truncated = encoded.bytes.count > room
         let start = indexBytes.count
-        indexBytes.append(contentsOf: key)
+        indexBytes.append(contentsOf: name)
+        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.append(contentsOf: encoded.bytes) }
+        withUnsafeBytes(of: sequence.bigEndian) { indexBytes.append(contentsOf: $0) }
         let keyEnd = indexBytes.count
         withUnsafeBytes(of: id.uuid) { indexBytes.append(contentsOf: $0) }
         if truncated { indexBytes.append(EntityLayout.truncatedMark) }

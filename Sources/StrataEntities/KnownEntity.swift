@@ -39,14 +39,13 @@ struct KnownEntity {
         }
     }
 
-    /// The numbers of the keys that got entries, in no particular order.
-    var changedKeys: [Int] {
-        var keys: [Int] = []
+    /// Calls `body` with the number of each key that got entries, in no particular order.
+    func forEachChangedKey(_ body: (Int) -> Void) {
         var bits = keyBits
         while bits != 0 {
-            keys.append(bits.trailingZeroBitCount)
+            body(bits.trailingZeroBitCount)
             bits &= bits - 1
         }
-        return keys + moreKeys
+        for key in moreKeys { body(key) }
     }
 }
