@@ -146,11 +146,11 @@ enum EntityLayout {
     /// A `types` index key.
     static func typeKey(_ type: String, sequence: UInt64) -> [UInt8] { encodedName(type) + sequenceBytes(sequence) }
 
-    /// Decodes the datestamp and sequence that end a history key.
-    static func historyStamp(of key: UnsafeRawBufferPointer) throws -> (Date, UInt64) {
+    /// Decodes the datestamp of a history key (the 8 bytes before its sequence).
+    static func historyDatestamp(of key: UnsafeRawBufferPointer) throws -> Date {
         guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
-        var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...]))
-        return (try reader.read(Date.self), try reader.readBigEndian(UInt64.self))
+        var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)..<(key.count - 8)]))
+        return try reader.read(Date.self)
     }
 
     /// The bytes of a `values` index key for `value`: the full encoding when it fits in the

@@ -288,9 +288,13 @@ public class EntityReadContext {
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         let prefix = EntityLayout.key(id, encodedName(key))
+        // The key's encoding ends with its terminator, a zero byte: the first key past the
+        // prefix's range has a one there.
+        var upper = prefix
+        upper[upper.count - 1] = 1
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
-        try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
+        try transaction.scan(history, from: prefix, to: upper) { key, value in
             entries.append(try Self.entry(key: key, value: value))
             return true
         }
@@ -318,7 +322,7 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let (datestamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+        let datestamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
         return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 

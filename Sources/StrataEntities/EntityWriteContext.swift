@@ -631,7 +631,7 @@ public final class EntityWriteContext: EntityReadContext {
             var olderInGroup: [UInt8]?
             try write.scan(history) { key, _ in
                 if key.count == 18 { return true } // a header
-                let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+                let stamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
                 let prefix = Array(key[0..<(key.count - 16)])
                 if prefix != group {
                     group = prefix
