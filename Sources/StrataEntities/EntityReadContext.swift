@@ -374,9 +374,10 @@ public class EntityReadContext {
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
         try flushValueIndex()
         guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
-        let name = EntityLayout.encodedName(key)
+        let name = encodedName(key)
         let lower = range.lower?.orderedBytes
-        let upper = range.upper?.orderedBytes
+        // An equality range (get-or-create by a property) encodes its value once.
+        let upper = range.upper.map { $0 == range.lower ? lower! : $0.orderedBytes }
         let maximum = maximumKeySize
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
