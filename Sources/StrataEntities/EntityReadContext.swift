@@ -156,13 +156,9 @@ public class EntityReadContext {
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
-                var wanted: String?
-                for candidate in keys where candidate.name.withUnsafeBytes({ RecordHeader.equal($0, stored.name) }) {
-                    wanted = candidate.key
-                    break
-                }
-                guard let wanted else { return }
-                key = wanted
+                // By index: iterating the pairs would copy each (a retain of both parts).
+                guard let wanted = keys.indices.first(where: { keys[$0].name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
+                key = keys[wanted].key
             } else {
                 key = try RecordHeader.decodeName(stored.name)
             }

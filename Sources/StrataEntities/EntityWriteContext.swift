@@ -134,7 +134,7 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Runs one public mutating operation; if it throws, the context is failed (see `failure`).
     /// History entries the operation staged are written before it returns (`writeStaged`).
-    private func operation<Result>(_ body: () throws -> Result) throws -> Result {
+    func operation<Result>(_ body: () throws -> Result) throws -> Result {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
         do {
             let result = try body()
