@@ -53,19 +53,42 @@ public struct EntityCommit: Sendable {
 enum EntityChangeLog {
 
     static func encode(_ changes: [EntityID: EntityChange]) -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: changes.count * 32)
-        for (id, change) in changes {
+        var encoder = Encoder(expectedCount: changes.count)
+        for (id, change) in changes { encoder.add(id, kind: change.kind, keys: change.keys) }
+        return encoder.finished()
+    }
+
+    /// Builds the value of a log entry one entity at a time (see the type's documentation).
+    struct Encoder {
+        private var writer: OrderedKeyWriter
+
+        init(expectedCount: Int) { writer = OrderedKeyWriter(reservingCapacity: expectedCount * 32 + 64) }
+
+        mutating func add(_ id: EntityID, kind: EntityChange.Kind, keys: some Sequence<String>) {
+            begin(id, kind: kind)
+            for key in keys { addKey(key) }
+            end()
+        }
+
+        /// Starts the change of one entity: `addKey` each key, then `end`.
+        mutating func begin(_ id: EntityID, kind: EntityChange.Kind) {
             writer.writeByte(EntityValueCoding.elementMarker)
             writer.write(id.uuid)
-            writer.writeByte(change.kind.rawValue)
-            for key in change.keys {
-                writer.writeByte(EntityValueCoding.elementMarker)
-                writer.write(key)
-            }
-            writer.writeByte(EntityValueCoding.arrayEnd)
+            writer.writeByte(kind.rawValue)
         }
-        writer.writeByte(EntityValueCoding.arrayEnd)
-        return writer.bytes
+
+        mutating func addKey(_ key: String) {
+            writer.writeByte(EntityValueCoding.elementMarker)
+            writer.write(key)
+        }
+
+        mutating func end() { writer.writeByte(EntityValueCoding.arrayEnd) }
+
+        /// The encoded changes.
+        mutating func finished() -> [UInt8] {
+            writer.writeByte(EntityValueCoding.arrayEnd)
+            return writer.bytes
+        }
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [EntityID: EntityChange] {
@@ -96,15 +119,17 @@ enum EntityChangeLog {
     /// Several write contexts can end in one commit (group commit runs each queued request in its
     /// own nested transaction), so the entry may exist already: the changes are merged into it,
     /// earlier ones first. Replacing it would lose the earlier requests' changes for observers.
-    static func append(_ changes: [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
+    /// `encoded` is the changes as `Encoder` wrote them; `changes` gives them as a dictionary, for
+    /// the rare merge.
+    static func append(_ encoded: [UInt8], changes: () -> [EntityID: EntityChange], in transaction: WriteTransaction, log: Tree) throws {
         let key = key(transaction.transactionID)
         guard let earlier = try transaction.get(key, in: log) else {
-            try transaction.put(key, encode(changes), in: log)
+            try transaction.put(key, encoded, in: log)
             try ChangeLogTrimming.trim(log, in: transaction) { EntityError.corrupt(reason: "log key of \($0) bytes") }
             return
         }
         var merged = try earlier.withUnsafeBytes { try decode($0) }
-        for (id, change) in changes {
+        for (id, change) in changes() {
             if var first = merged[id] {
                 first.absorb(change)
                 merged[id] = first

@@ -160,6 +160,11 @@ extension EntityWriteContext {
     ///   size errors for over-long keys and labels); the transaction then writes nothing.
     @discardableResult
     public func importJSON(_ data: Data) throws -> EntityImportReport {
+        // One operation: if it throws after appending, the write fails (see `operation`).
+        try operation { try importDocument(data) }
+    }
+
+    private func importDocument(_ data: Data) throws -> EntityImportReport {
         let document: EntityDocument
         do {
             document = try EntityDocument.decoder().decode(EntityDocument.self, from: data)

@@ -30,9 +30,13 @@ import StrataCore
 ///
 /// Why one `entries` tree for an entity's header and its whole history: everything about one
 /// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
-/// entry and the rewritten header land there). The current entry of a key is the last entry of
-/// its range (entries sort by datestamp, then sequence), and the header keeps a copy of each
-/// current entry (see `RecordHeader`), so reading an entity is one lookup of its header and a
+/// entry and the rewritten header land there), and a write puts the header first, then the new
+/// history entries (which sort after it): the engine remembers the header's leaf, so the
+/// entries after it skip the descent (see `EntityWriteContext.stagedEntity`). This is an order
+/// of writes, not a change of layout: stores of layouts 2 and 3 read and write as before.
+/// The current entry of a key is the last entry of its range (entries sort by datestamp, then
+/// sequence), and the header keeps a copy of each current entry (see `RecordHeader`), so
+/// reading an entity is one lookup of its header and a
 /// write finds the entry it supersedes there. The header's key sorts before every property of
 /// the entity: `headerName` is the encoding of the empty string, and property keys are never
 /// empty. The header's current entries and the `types`, `values` and `references` indexes are
@@ -146,11 +150,11 @@ enum EntityLayout {
     /// A `types` index key.
     static func typeKey(_ type: String, sequence: UInt64) -> [UInt8] { encodedName(type) + sequenceBytes(sequence) }
 
-    /// Decodes the datestamp and sequence that end a history key.
-    static func historyStamp(of key: UnsafeRawBufferPointer) throws -> (Date, UInt64) {
+    /// Decodes the datestamp of a history key (the 8 bytes before its sequence).
+    static func historyDatestamp(of key: UnsafeRawBufferPointer) throws -> Date {
         guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
-        var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...]))
-        return (try reader.read(Date.self), try reader.readBigEndian(UInt64.self))
+        var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: key[(key.count - 16)..<(key.count - 8)]))
+        return try reader.read(Date.self)
     }
 
     /// The bytes of a `values` index key for `value`: the full encoding when it fits in the

@@ -156,13 +156,9 @@ public class EntityReadContext {
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
             let key: String
             if let keys {
-                var wanted: String?
-                for candidate in keys where candidate.name.withUnsafeBytes({ RecordHeader.equal($0, stored.name) }) {
-                    wanted = candidate.key
-                    break
-                }
-                guard let wanted else { return }
-                key = wanted
+                // By index: iterating the pairs would copy each (a retain of both parts).
+                guard let wanted = keys.indices.first(where: { keys[$0].name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
+                key = keys[wanted].key
             } else {
                 key = try RecordHeader.decodeName(stored.name)
             }
@@ -238,12 +234,13 @@ public class EntityReadContext {
         let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
-        var found: [(reference: EntityReference, id: EntityID)] = []
+        // By position in `references`: a reference is a large value to copy.
+        var found: [(position: Int, id: EntityID)] = []
         found.reserveCapacity(references.count)
-        for reference in references {
+        for (position, reference) in references.enumerated() {
             // An identifier needs no resolution: reading the entity is the existence check.
-            if case .id(let direct) = reference.match { found.append((reference, direct)) } else if let id = try find(reference) {
-                found.append((reference, id))
+            if case .id(let direct) = reference.match { found.append((position, direct)) } else if let id = try find(reference) {
+                found.append((position, id))
             }
         }
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
@@ -251,7 +248,7 @@ public class EntityReadContext {
         // misses overlap (headers this transaction changed are read from memory instead).
         let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
         for (index, stored) in headers.enumerated() {
-            let (reference, id) = found[index]
+            let (position, id) = found[index]
             let record: EntityRecord?
             if pendingHeader(id) != nil {
                 record = try self.record(of: id, keys: names)
@@ -260,7 +257,7 @@ public class EntityReadContext {
             } else {
                 record = nil
             }
-            if let record { result[reference] = record }
+            if let record { result[references[position]] = record }
         }
         return result
     }
@@ -287,9 +284,13 @@ public class EntityReadContext {
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         let prefix = EntityLayout.key(id, encodedName(key))
+        // The key's encoding ends with its terminator, a zero byte: the first key past the
+        // prefix's range has a one there.
+        var upper = prefix
+        upper[upper.count - 1] = 1
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
-        try transaction.scan(history, from: prefix, to: OrderedKeyWriter.prefixUpperBound(of: prefix)) { key, value in
+        try transaction.scan(history, from: prefix, to: upper) { key, value in
             entries.append(try Self.entry(key: key, value: value))
             return true
         }
@@ -317,7 +318,7 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let (datestamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+        let datestamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
         return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 
@@ -369,9 +370,10 @@ public class EntityReadContext {
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
         try flushValueIndex()
         guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
-        let name = EntityLayout.encodedName(key)
+        let name = encodedName(key)
         let lower = range.lower?.orderedBytes
-        let upper = range.upper?.orderedBytes
+        // An equality range (get-or-create by a property) encodes its value once.
+        let upper = range.upper.map { $0 == range.lower ? lower! : $0.orderedBytes }
         let maximum = maximumKeySize
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))

@@ -57,7 +57,29 @@ public enum EntityValue: Hashable, Sendable, Comparable, CustomStringConvertible
     /// Equality is the index's: equal encodings. So `.double(.nan) == .double(.nan)` (a stored
     /// NaN is found again), `.double(-0.0) == .double(0.0)` (the encoding writes -0.0 as 0.0),
     /// and `.int(1) != .double(1)`.
-    public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool { lhs.orderedBytes == rhs.orderedBytes }
+    ///
+    /// Compared without building the encodings (dictionaries keyed by references compare keys on
+    /// every probe, and two encodings cost two allocations): values of different kinds have
+    /// different tags; within a kind, each comparison below holds exactly when the encodings are
+    /// equal (a string's encoding is its NFC form, which `String`'s `==` compares; a double's
+    /// encoding writes -0.0 as 0.0 and every NaN as one NaN; an array's is its elements' in order).
+    public static func == (lhs: EntityValue, rhs: EntityValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): sameEncoding(a, b)
+        case (.date(let a), .date(let b)): sameEncoding(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
+        case (.string(let a), .string(let b)): a == b
+        case (.data(let a), .data(let b)): a == b
+        case (.uuid(let a), .uuid(let b)): a == b
+        case (.entity(let a), .entity(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Whether two doubles have the same ordered encoding (-0.0 is 0.0, NaNs are one NaN).
+    private static func sameEncoding(_ a: Double, _ b: Double) -> Bool { a == b || (a.isNaN && b.isNaN) }
 
     /// Consistent with `==` (equal encodings): the common kinds hash what their encoding is a
     /// function of without building it (a string's encoding is its NFC form, which `String`'s

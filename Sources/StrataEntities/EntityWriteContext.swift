@@ -14,11 +14,14 @@ public final class EntityWriteContext: EntityReadContext {
     public let datestamp: Date
     private var sequence: UInt64?
     private var sequenceChanged = false
-    /// Headers this transaction read or changed; the changed ones are written once at its end.
-    /// Read ones are kept because an operation looks an entity's header up when it resolves the
-    /// reference and again when it appends: one descent is enough.
-    private var headers: [EntityID: (header: RecordHeader, changed: Bool)] = [:]
-    private var changes: [EntityID: EntityChange] = [:]
+    /// The entities this transaction read or changed (see `KnownEntity`), by identifier: an
+    /// operation looks an entity's header up when it resolves the reference and again when it
+    /// appends, and one descent is enough; the changed headers are written when the operation is
+    /// done with the entity (`writeStaged`) or at the end of the transaction.
+    /// No runtime exclusivity checks on this and the other per-append buffers below (several
+    /// accesses per append): only the thread running the transaction touches the context, and
+    /// no closure that accesses one runs inside another access to it.
+    @exclusivity(unchecked) private var known: [EntityID: KnownEntity] = [:]
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
     /// While an import runs, the targets of relationships that became current: they are checked
@@ -38,33 +41,39 @@ public final class EntityWriteContext: EntityReadContext {
         return tree
     }
 
-    override func pendingHeader(_ id: EntityID) -> RecordHeader? { headers[id]?.header }
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { known[id]?.header }
 
     /// Identifiers found to have no header in this transaction (and not created since: a
     /// known header is looked at first). Creating by identifier looks twice: does the
     /// reference resolve, and was the identifier ever used.
     private var absent: Set<EntityID> = []
 
-    /// Keeps `header` to be written at the end of the transaction.
+    /// Keeps `header` to be written (at the end of the operation that changes it, or of the transaction).
     private func setPending(_ header: RecordHeader, of id: EntityID) {
-        headers[id] = (header, true)
-    }
-
-    /// Changes the header of `id` in place (one hash lookup, no copy of its bytes), keeping it
-    /// to be written at the end of the transaction.
-    /// - Throws: `EntityError.corrupt` when the header was not looked up before (a bug).
-    private func updatePendingHeader(of id: EntityID, _ change: (inout RecordHeader) throws -> Void) throws {
-        guard let index = headers.index(forKey: id) else { throw EntityError.corrupt(reason: "entity \(id) changed before its record was read") }
-        headers.values[index].changed = true
-        try change(&headers.values[index].header)
+        if let index = known.index(forKey: id) {
+            known.values[index].header = header
+            known.values[index].headerChanged = true
+        } else {
+            known[id] = KnownEntity(header: header, headerChanged: true)
+        }
     }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
-        if let known = headers[id] { return known.header }
+        if let entity = known[id] { return entity.header }
         if absent.contains(id) { return nil }
         let header = try super.header(id)
-        if let header { headers[id] = (header, false) } else { absent.insert(id) }
+        if let header { known[id] = KnownEntity(header: header, headerChanged: false) } else { absent.insert(id) }
         return header
+    }
+
+    /// The position of `id` in `known`, reading its header if this transaction has not yet.
+    /// - Throws: `EntityError.corrupt` when the entity has no header (an entry without a record).
+    private func knownIndex(of id: EntityID) throws -> Dictionary<EntityID, KnownEntity>.Index {
+        if let index = known.index(forKey: id) { return index }
+        guard try header(id) != nil, let index = known.index(forKey: id) else {
+            throw EntityError.corrupt(reason: "entity \(id) has entries but no record")
+        }
+        return index
     }
 
     private func nextSequence() throws -> UInt64 {
@@ -83,19 +92,37 @@ public final class EntityWriteContext: EntityReadContext {
         return current
     }
 
-    private func note(_ id: EntityID, _ change: EntityChange) {
-        if let index = changes.index(forKey: id) { changes.values[index].absorb(change) } else { changes[id] = change }
+    /// Records what happened to `id` (whose header this transaction knows) for the change log.
+    private func note(_ id: EntityID, _ kind: EntityChange.Kind) throws {
+        known.values[try knownIndex(of: id)].noteChange(kind)
     }
 
-    /// `note(id, EntityChange(kind: .updated, keys: [key]))` without building a set per entry.
-    private func noteUpdate(_ id: EntityID, key: String) {
-        if let index = changes.index(forKey: id) {
-            if changes.values[index].kind != .created { changes.values[index].kind = .updated }
-            changes.values[index].keys.insert(key)
+    // MARK: Property keys of this transaction
+
+    /// The property keys this transaction named, each with its encoding; a changed entity's keys
+    /// are their positions here (`KnownEntity.changedKeys`), so noting a change hashes no string.
+    @exclusivity(unchecked) private var names: [(key: String, encoded: [UInt8])] = []
+    private var nameNumbers: [String: Int] = [:]
+    /// The position in `names` of the last key asked for: bulk operations name the same few
+    /// keys over and over, and comparing one string is cheaper than hashing it.
+    @exclusivity(unchecked) private var lastNameNumber: Int?
+
+    /// The number of `key` in `names` (added when new).
+    private func nameNumber(_ key: String) -> Int {
+        if let lastNameNumber, names[lastNameNumber].key == key { return lastNameNumber }
+        let number: Int
+        if let known = nameNumbers[key] {
+            number = known
         } else {
-            changes[id] = EntityChange(kind: .updated, keys: [key])
+            number = names.count
+            names.append((key, EntityLayout.encodedName(key)))
+            nameNumbers[key] = number
         }
+        lastNameNumber = number
+        return number
     }
+
+    override func encodedName(_ key: String) -> [UInt8] { names[nameNumber(key)].encoded }
 
     /// The first error a mutating operation of this context threw. Such an operation may have
     /// written part of its change (a history entry whose header never learned of it, say), and
@@ -106,34 +133,86 @@ public final class EntityWriteContext: EntityReadContext {
     private var failure: (any Error)?
 
     /// Runs one public mutating operation; if it throws, the context is failed (see `failure`).
-    private func operation<Result>(_ body: () throws -> Result) throws -> Result {
+    /// History entries the operation staged are written before it returns (`writeStaged`).
+    func operation<Result>(_ body: () throws -> Result) throws -> Result {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
         do {
-            return try body()
+            let result = try body()
+            try writeStaged(header: false)
+            return result
         } catch {
             failure = error
             throw error
         }
     }
 
-    /// `values` entries this transaction added and has not written yet. Why kept back: a write
-    /// alternates between trees (history entry, index entry, history entry...), so every put
-    /// would descend from the root; written together in key order, consecutive entries of one
-    /// group land on the leaf the previous put left dirty and skip the descent.
-    private var pendingIndexEntries: [(key: [UInt8], value: [UInt8])] = []
+    // MARK: Staged writes
+
+    /// The history entries an operation appended to `stagedEntity` and has not written yet, as
+    /// key and value bytes in `stagedBytes`. Why kept back: the entity's header sorts before its
+    /// history, so writing the header first (one descent to the entity's leaf) lets the history
+    /// entries after it land on the leaf the engine remembers (no descent each); writing the
+    /// header at the end of the transaction instead cost a second descent per entity.
+    /// Invariant: only one entity's entries are staged, of keys that have no other staged entry,
+    /// and they are written before anything reads that entity's history or the operation ends.
+    @exclusivity(unchecked) private var stagedEntity: EntityID?
+    @exclusivity(unchecked) private var stagedBytes: [UInt8] = []
+    @exclusivity(unchecked) private var stagedEntries: [(keyEnd: Int, valueEnd: Int)] = []
+
+    /// Writes the staged history entries, after the entity's header when `header` is true and the
+    /// header changed (then it is clean until the next change). If it throws, the context is failed.
+    private func writeStaged(header: Bool) throws {
+        guard let id = stagedEntity else { return }
+        stagedEntity = nil
+        do {
+            let entries = try writableTree(EntityLayout.entries)
+            if header, let index = known.index(forKey: id), known.values[index].headerChanged {
+                known.values[index].headerChanged = false
+                try write.put(EntityLayout.headerKey(id), known.values[index].header.encoded(), in: entries)
+            }
+            try stagedBytes.withUnsafeBytes { raw in
+                var start = 0
+                for entry in stagedEntries {
+                    try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
+                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries)
+                    start = entry.valueEnd
+                }
+            }
+            stagedBytes.removeAll(keepingCapacity: true)
+            stagedEntries.removeAll(keepingCapacity: true)
+        } catch {
+            if failure == nil { failure = error }
+            throw error
+        }
+    }
+
+    /// `values` entries this transaction added and has not written yet, as key and value bytes in
+    /// `indexBytes`. Why kept back: a write alternates between trees (history entry, index entry,
+    /// history entry...), so every put would descend from the root; written together in key order,
+    /// consecutive entries of one group land on the leaf the previous put left dirty and skip the
+    /// descent.
+    @exclusivity(unchecked) private var indexBytes: [UInt8] = []
+    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int)] = []
 
     /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
     /// in that index and at the end of the transaction. If it throws, the context is failed (the
     /// index may be half written).
     override func flushValueIndex() throws {
-        guard !pendingIndexEntries.isEmpty else { return }
+        guard !indexEntries.isEmpty else { return }
         do {
-            pendingIndexEntries.sort { lhs, rhs in
-                lhs.key.withUnsafeBytes { left in rhs.key.withUnsafeBytes { right in RecordHeader.precedes(left, right) } }
-            }
             let values = try writableTree(EntityLayout.values)
-            for entry in pendingIndexEntries { try write.put(entry.key, entry.value, in: values) }
-            pendingIndexEntries.removeAll(keepingCapacity: true)
+            try indexBytes.withUnsafeBytes { raw in
+                indexEntries.sort { lhs, rhs in
+                    RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
+                                          UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
+                }
+                for entry in indexEntries {
+                    try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
+                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values)
+                }
+            }
+            indexBytes.removeAll(keepingCapacity: true)
+            indexEntries.removeAll(keepingCapacity: true)
         } catch {
             if failure == nil { failure = error }
             throw error
@@ -145,10 +224,11 @@ public final class EntityWriteContext: EntityReadContext {
     /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
     func finish() throws {
         if let failure { throw EntityError.failedOperation(reason: "\(failure)") }
+        try writeStaged(header: true)
         try flushValueIndex()
-        if headers.values.contains(where: \.changed) {
+        if known.values.contains(where: \.headerChanged) {
             let entries = try writableTree(EntityLayout.entries)
-            for (id, known) in headers where known.changed { try write.put(EntityLayout.headerKey(id), known.header.encoded(), in: entries) }
+            for (id, entity) in known where entity.headerChanged { try write.put(EntityLayout.headerKey(id), entity.header.encoded(), in: entries) }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
@@ -156,7 +236,30 @@ public final class EntityWriteContext: EntityReadContext {
             // Every commit that creates entities states the layout (see `EntityLayout.checkVersion`).
             try write.put(EntityLayout.versionName, EntityLayout.versionBytes, in: meta)
         }
-        if !changes.isEmpty { try EntityChangeLog.append(changes, in: write, log: try writableTree(EntityLayout.log)) }
+        var encoder = EntityChangeLog.Encoder(expectedCount: known.count)
+        var changedAny = false
+        for (id, entity) in known {
+            guard let kind = entity.change else { continue }
+            changedAny = true
+            encoder.begin(id, kind: kind)
+            entity.forEachChangedKey { encoder.addKey(names[$0].key) }
+            encoder.end()
+        }
+        if changedAny {
+            try EntityChangeLog.append(encoder.finished(), changes: changeRecords, in: write, log: try writableTree(EntityLayout.log))
+        }
+    }
+
+    /// What this transaction did to each entity it changed, as observers read it.
+    private func changeRecords() -> [EntityID: EntityChange] {
+        var changes: [EntityID: EntityChange] = [:]
+        for (id, entity) in known {
+            guard let kind = entity.change else { continue }
+            var keys = Set<String>()
+            entity.forEachChangedKey { keys.insert(names[$0].key) }
+            changes[id] = EntityChange(kind: kind, keys: keys)
+        }
+        return changes
     }
 
     // MARK: Checks
@@ -233,9 +336,10 @@ public final class EntityWriteContext: EntityReadContext {
         let sequence = try nextSequence()
         setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
         try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
-        note(id, EntityChange(kind: .created))
+        try note(id, .created)
         createdEntities.insert(id)
-        for key in properties.keys.sorted() { try append(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
+        for key in properties.keys.sorted() { try stage(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
+        try writeStaged(header: true)
     }
 
     // MARK: Setting and removing
@@ -269,7 +373,9 @@ public final class EntityWriteContext: EntityReadContext {
         ids.reserveCapacity(changes.underestimatedCount)
         for (reference, properties) in changes where ids[reference] == nil {
             let id = try require(reference)
-            for (key, value) in properties { try append(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+            // Distinct keys: staged together, written after the entity's header.
+            for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+            try writeStaged(header: true)
             ids[reference] = id
         }
         return ids
@@ -323,52 +429,78 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Appends `entry` to property `key` of entity `id` and keeps the header's current entries and
-    /// the indexes exact.
+    /// the indexes exact; the history entry is written before it returns.
     /// `isNew`: the entity was created in this operation with no entry for `key` yet, so there
     /// is no previous entry to look up.
     func append(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
-        let name = encodedName(key)
-        let idBytes = id.bytes
+        try stage(entry, key: key, to: id, isNew: isNew)
+        try writeStaged(header: false)
+    }
+
+    /// `append`, but the history entry is staged (see `stagedEntity`): the caller writes it with
+    /// `writeStaged` before it appends to another key of the entity that may already be staged,
+    /// or reads the entity's history. Staging for another entity writes the staged entries first.
+    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
+        if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
+        let number = nameNumber(key)
+        let name = names[number].encoded
         let sequence = try nextSequence()
         var body = OrderedKeyWriter(reservingCapacity: 32)
         entry.encodeBody(into: &body)
-        // The previous current entry, read before the new one lands in its range. (The header
-        // copy ends with the block: changed below while still shared, its bytes would be copied.)
-        let previous: LatestEntry?
-        do {
-            guard let header = try header(id) else { throw EntityError.corrupt(reason: "entity \(id) has entries but no record") }
-            previous = isNew ? nil : try latest(id: id, name: name, in: header)
+        let slot = try knownIndex(of: id)
+        // The previous current entry, read before the header changes: its datestamp decides
+        // whether the new entry is current, and a value that may refer to entities (only those
+        // are decoded) leaves the reverse index.
+        var previous: (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)?
+        if !isNew {
+            previous = try known.values[slot].header.withCurrentEntry(named: name) { stored in
+                guard let stored else { return nil }
+                let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
+                return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
+            }
         }
-        let historyKey = EntityLayout.historyKey(id: idBytes, name: name, datestamp: entry.datestamp, sequence: sequence)
-        try write.put(historyKey, body.bytes, in: try writableTree(EntityLayout.entries))
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        let isCurrent = previous.map { $0.entry.datestamp <= entry.datestamp } ?? true
+        let isCurrent = previous.map { $0.datestamp <= entry.datestamp } ?? true
         if isCurrent {
-            // Only a current value must not dangle; an older entry may name a deleted entity
-            // (history imported from an export keeps those).
-            if let value = entry.value {
-                if deferredTargets != nil {
-                    deferredTargets!.formUnion(value.referencedEntities)
-                } else {
-                    for target in value.referencedEntities where try liveHeader(target) == nil {
-                        throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
-                    }
+            // The header is changed in place; it is written after the operation is done with the entity.
+            try known.values[slot].header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+            if entry.datestamp > known.values[slot].header.modified { known.values[slot].header.modified = entry.datestamp }
+            known.values[slot].headerChanged = true
+        }
+        known.values[slot].noteEntry(key: number)
+        var historyKey = OrderedKeyWriter(reservingCapacity: 32 + name.count)
+        historyKey.write(id.uuid)
+        name.withUnsafeBytes { historyKey.writeFixedWidthBytes($0) }
+        historyKey.write(entry.datestamp)
+        historyKey.writeBigEndian(sequence)
+        stagedEntity = id
+        stagedBytes.append(contentsOf: historyKey.bytes)
+        let keyEnd = stagedBytes.count
+        stagedBytes.append(contentsOf: body.bytes)
+        stagedEntries.append((keyEnd, stagedBytes.count))
+        guard isCurrent else { return }
+        // Only a current value must not dangle; an older entry may name a deleted entity
+        // (history imported from an export keeps those).
+        if let value = entry.value {
+            if deferredTargets != nil {
+                deferredTargets!.formUnion(value.referencedEntities)
+            } else {
+                for target in value.referencedEntities where try liveHeader(target) == nil {
+                    throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
                 }
             }
-            // The superseded value's `values` entry stays: it is stale (its sequence is no longer
-            // the current entry's), queries skip it and compaction removes it (see `EntityLayout`).
-            if let previous, let old = previous.entry.value { try unindexReferences(old, name: name, id: id) }
-            if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
         }
-        // A current entry changes the header (and so does a later datestamp, which only a
-        // current entry can have): updated in place, written at the end of the transaction.
-        if isCurrent {
-            try updatePendingHeader(of: id) { header in
-                try header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
-                if entry.datestamp > header.modified { header.modified = entry.datestamp }
+        // The superseded value's `values` entry stays: it is stale (its sequence is no longer
+        // the current entry's), queries skip it and compaction removes it (see `EntityLayout`).
+        if let previous, previous.mayRefer {
+            let old = if let stored = previous.body {
+                try stored.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: previous.datestamp) }
+            } else {
+                try historyEntry(id: id, name: name, datestamp: previous.datestamp, sequence: previous.sequence)
             }
+            if let value = old.value { try unindexReferences(value, name: name, id: id) }
         }
-        noteUpdate(id, key: key)
+        if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
     }
 
     /// The `values` key of `value` set by entry `sequence`: `EntityLayout.indexedValue` built in
@@ -386,10 +518,21 @@ public final class EntityWriteContext: EntityReadContext {
     }
 
     /// Adds the index entries of `value`, the current value of property `name` of `id`, set by
-    /// the entry numbered `sequence` (the `values` entry is kept back: `pendingIndexEntries`).
+    /// the entry numbered `sequence` (the `values` entry is kept back: `indexEntries`).
     private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
-        let (key, truncated) = valueIndexKey(value, name: name, sequence: sequence)
-        pendingIndexEntries.append((key, truncated ? id.bytes + [EntityLayout.truncatedMark] : id.bytes))
+        // `valueIndexKey`, written straight into the buffer.
+        var encoded = OrderedKeyWriter(reservingCapacity: 24)
+        EntityValueCoding.encode(value, into: &encoded)
+        let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
+        let truncated = encoded.bytes.count > room
+        let start = indexBytes.count
+        indexBytes.append(contentsOf: name)
+        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.append(contentsOf: encoded.bytes) }
+        withUnsafeBytes(of: sequence.bigEndian) { indexBytes.append(contentsOf: $0) }
+        let keyEnd = indexBytes.count
+        withUnsafeBytes(of: id.uuid) { indexBytes.append(contentsOf: $0) }
+        if truncated { indexBytes.append(EntityLayout.truncatedMark) }
+        indexEntries.append((start, keyEnd, indexBytes.count))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
@@ -440,7 +583,7 @@ public final class EntityWriteContext: EntityReadContext {
                 header.setCurrentEntries([])
                 setPending(header, of: id)
                 resolved = resolved.filter { $0.value != id }
-                note(id, EntityChange(kind: .deleted))
+                try note(id, .deleted)
                 deleted.append(id)
                 for link in try links(to: id, through: nil) {
                     guard let current = try latest(id: link.source, name: EntityLayout.encodedName(link.key))?.entry,
@@ -488,7 +631,7 @@ public final class EntityWriteContext: EntityReadContext {
             var olderInGroup: [UInt8]?
             try write.scan(history) { key, _ in
                 if key.count == 18 { return true } // a header
-                let (stamp, _) = try key.withUnsafeBytes { try EntityLayout.historyStamp(of: $0) }
+                let stamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
                 let prefix = Array(key[0..<(key.count - 16)])
                 if prefix != group {
                     group = prefix

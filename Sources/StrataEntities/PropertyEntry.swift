@@ -35,6 +35,16 @@ extension PropertyEntry {
         if let value { EntityValueCoding.encode(value, into: &writer) } else { writer.writeByte(EntityValueCoding.tombstoneTag) }
     }
 
+    /// Whether a stored body's value may refer to entities (an entity or an array value), from
+    /// its tag alone; true when the body cannot be read (the caller then decodes it and gets the
+    /// error).
+    static func mayReferToEntities(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var reader = OrderedKeyReader(raw)
+        guard (try? reader.skipEscaped(reading: "entry label")) != nil,
+              let tag = try? reader.readByte(reading: "value tag") else { return true }
+        return tag == EntityValueCoding.entityTag || tag == EntityValueCoding.arrayTag
+    }
+
     /// Decodes a stored body (the whole buffer).
     static func decodeBody(_ raw: UnsafeRawBufferPointer, datestamp: Date) throws -> PropertyEntry {
         // Most entries have no label: skip its empty encoding without building a string.

@@ -200,39 +200,45 @@ struct RecordHeader: Equatable {
     /// Shows the current entry of property `name` (nil when it has none) to `body`.
     func withCurrentEntry<Result>(named name: [UInt8], _ body: (StoredEntry?) throws -> Result) throws -> Result {
         try entryBytes.withUnsafeBytes { raw in
-            try name.withUnsafeBytes { wanted in
-                var found: StoredEntry?
-                try Self.visitEntries(raw) { stored, _ in
-                    if Self.equal(stored.name, wanted) { found = stored }
-                    // Sorted by key: past `name`, it is absent.
-                    return found == nil && Self.precedes(stored.name, wanted)
-                }
-                return try body(found)
+            let (span, found) = try name.withUnsafeBytes { try Self.locate($0, in: raw) }
+            guard found else { return try body(nil) }
+            var entry: StoredEntry?
+            try Self.visitEntries(UnsafeRawBufferPointer(rebasing: raw[span])) { stored, _ in
+                entry = stored
+                return false
             }
+            return try body(entry)
         }
     }
 
     /// Makes `entry` the current entry of its property.
     mutating func setCurrent(_ entry: CurrentEntry) throws {
-        var writer = OrderedKeyWriter(reservingCapacity: 32 + (entry.body?.count ?? 0))
+        var writer = OrderedKeyWriter(reservingCapacity: 32 + entry.name.count + (entry.body?.count ?? 0))
         Self.encode(entry, into: &writer)
-        var replaced = entryBytes.count..<entryBytes.count
-        try entryBytes.withUnsafeBytes { raw in
-            try entry.name.withUnsafeBytes { wanted in
-                try Self.visitEntries(raw) { stored, span in
-                    if Self.equal(stored.name, wanted) {
-                        replaced = span
-                        return false
-                    }
-                    if Self.precedes(wanted, stored.name) {
-                        replaced = span.lowerBound..<span.lowerBound
-                        return false
-                    }
-                    return true
-                }
-            }
-        }
+        let replaced = try entryBytes.withUnsafeBytes { raw in try entry.name.withUnsafeBytes { try Self.locate($0, in: raw).span } }
         entryBytes.replaceSubrange(replaced, with: writer.bytes)
+    }
+
+    /// The bytes the current entry of property `name` spans in a current-entries section, or
+    /// (not found) the empty range where it would go: a walk that skips each entry's datestamp,
+    /// sequence and body without decoding them (the section was checked when it was read).
+    private static func locate(_ name: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) throws -> (span: Range<Int>, found: Bool) {
+        var reader = OrderedKeyReader(bytes)
+        while !reader.isAtEnd {
+            let start = reader.offset
+            try reader.skipEscaped(reading: "property key")
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<reader.offset])
+            // Sorted by key: past `name`, it is absent.
+            if precedes(name, stored) { return (start..<start, false) }
+            try reader.skip(16, reading: "entry datestamp and sequence")
+            switch try reader.readByte(reading: "entry storage") {
+            case inlineMark: try reader.skip(Int(try reader.readBigEndian(UInt32.self, reading: "entry length")), reading: "entry body")
+            case historyMark: break
+            case let mark: throw EntityError.corrupt(reason: "header entry storage \(mark)")
+            }
+            if equal(stored, name) { return (start..<reader.offset, true) }
+        }
+        return (bytes.count..<bytes.count, false)
     }
 
     /// The header's form of the current entry numbered `sequence` with this body.

@@ -20,6 +20,26 @@ import Testing
         #expect(Set<EntityValue>([.int(1), .double(1), .string("1"), .bool(true)]).count == 4)
     }
 
+    /// `==` compares without encoding; it must say "equal" exactly when the encodings are equal
+    /// (the index's equality), for every pair of a set mixing kinds and their edge cases.
+    @Test func equalityIsEqualityOfEncodings() {
+        let uuid = UUID(uuid: (9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3))
+        let values: [EntityValue] = [
+            .bool(false), .bool(true), .int(0), .int(1), .int(-1), .double(0.0), .double(-0.0), .double(1),
+            .double(.nan), .double(-.nan), .double(.infinity), .date(Date(timeIntervalSinceReferenceDate: 0)),
+            .date(Date(timeIntervalSinceReferenceDate: -0.0)), .date(Date(timeIntervalSinceReferenceDate: 1)),
+            .string(""), .string("a"), .string("\u{E9}"), .string("e\u{301}"), .string("a\u{0}"),
+            .data(Data()), .data(Data([0])), .data(Data([0, 0])), .uuid(uuid), .entity(EntityID(uuid)),
+            .array([]), .array([.int(1)]), .array([.double(-0.0)]), .array([.double(0.0)]),
+            .array([.string("e\u{301}")]), .array([.string("\u{E9}")]), .array([.int(1), .int(2)]), .array([.array([])]),
+        ]
+        for lhs in values {
+            for rhs in values {
+                #expect((lhs == rhs) == (lhs.orderedBytes == rhs.orderedBytes), "\(lhs) \(rhs)")
+            }
+        }
+    }
+
     @Test func referencesDifferingOnlyInCreationDetailsStayDistinct() {
         let plain = EntityReference.named("Ada", ofType: "person")
         let creating = plain.createIfMissing(with: ["born": 1815])

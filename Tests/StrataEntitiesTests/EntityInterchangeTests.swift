@@ -80,6 +80,23 @@ import Testing
         #expect(store.database.generation == generation)
     }
 
+    /// An import that fails after it appended entries (a relationship to an entity that is not
+    /// there is found at its end) fails the write even when the body catches the error: the
+    /// entries it appended must not commit.
+    @Test func aCaughtFailedImportWritesNothing() async throws {
+        let store = try EntityStore.inMemory()
+        let generation = store.database.generation
+        let id = EntityID()
+        let document = #"{"format":"strata-entities","version":1,"mode":"full","entities":[{"id":"\#(id)","type":"t","created":0,"modified":0,"properties":{"a":[{"value":{"int":1},"datestamp":0}],"k":[{"value":{"entity":"\#(EntityID())"},"datestamp":0}]}}]}"#
+        await #expect(throws: EntityError.self) {
+            try await store.write { tx in
+                #expect(throws: EntityError.self) { try tx.importJSON(Data(document.utf8)) }
+            }
+        }
+        #expect(store.database.generation == generation)
+        #expect(try await store.records([.id(id)]).isEmpty)
+    }
+
     @Test func cliExportsAndImports() async throws {
         let directory = TemporaryDirectory("cli-entities")
         do {
