@@ -163,6 +163,11 @@ public final class Database: Sendable {
                 choice = try MetaReader.choose(in: dataFile, storePath: path)
             }
             skipped = choice.skipped ?? skipped
+            // A file's format never changes in place, so the meta chosen under the lock names the
+            // checksum of the one chosen at the first look; another means the file was replaced.
+            guard choice.meta.pageChecksum == pageChecksum else {
+                throw StrataError.corruptMeta(path: path, reason: "the store's format changed from \(pageChecksum.formatVersion) to \(choice.meta.pageChecksum.formatVersion) while it was being opened")
+            }
             // A commit is published only after its sync, so a published generation that no longer
             // verifies was damaged on the disk since. Going back to the commit before it under the
             // handles that have the store open would break their snapshots (the generation only

@@ -65,7 +65,7 @@ public struct DatabaseOptions: Sendable {
     /// What a read-write open does when another handle holds the writer lock. Default: `.fail`
     /// (`StrataError.writerLocked`); `.wait(seconds:)` ends in `StrataError.writerLockTimedOut`.
     public var writerLockWait: WriterLockWait = .fail
-    /// Verify the checksum of every page a transaction reads from the file (about 2.1k instructions
+    /// Verify the checksum of every page a transaction reads from the file (about 2.4k instructions
     /// per 4 KiB page in a format-3 store, 5.5k in a format-2 one). Off by default: page structure
     /// is always validated on read, and `check()` verifies every checksum; turn it on where a
     /// flipped bit in a value must never be returned.

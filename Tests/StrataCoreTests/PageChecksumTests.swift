@@ -37,17 +37,17 @@ import Testing
              Checksum.hash(raw.baseAddress! + 24, count: 4072, seed: 77 ^ (1234 &* 31)))
         }
         #expect(oldPage == oldFormula)
-        #expect(newPage == 0xda7e_d93e_5543_39c3, "\(String(newPage, radix: 16))")
+        #expect(newPage == 0x3373_9e18_c94e_9f44, "\(String(newPage, radix: 16))")
         #expect(oldPage == 0xa9b8_358b_0b4a_df0a, "\(String(oldPage, radix: 16))")
     }
 
     static let foldedMultiplyAnswers: [UInt64] = [
-        0xff15_9342_acf7_21b8, 0x6669_b8fd_89f6_c399, 0xa6a0_501f_7446_7b64, 0xd49f_6464_d1d7_a500,
-        0x7568_6bbc_890a_b672, 0x8b90_1a71_a3f3_c6af, 0xf32a_4ccb_56d8_3bf9, 0x5902_cea8_60fb_0d22,
-        0xa3d1_df03_e0bf_45d7, 0xd8c1_9508_d0e4_f308, 0x1339_c415_27ef_7ed7, 0xe299_cc94_0448_15de,
-        0xc2e6_a9c0_e096_313f, 0x8554_c420_adc4_1887, 0xd6d0_f973_9cf1_d47c, 0x7e36_fb50_cb75_1577,
-        0x348c_b408_58c2_b792, 0x23ef_34bd_88d1_7b06, 0x2154_f5f2_5ea0_d0aa, 0x84be_2dc1_d229_f6eb,
-        0x101c_d29b_9b5f_a914,
+        0x59c7_875e_4a01_775c, 0x8dfc_44d9_f7b9_41c3, 0xf66f_0a46_ad5f_54d9, 0x0086_315c_37fe_a314,
+        0xe2af_59c8_c347_0569, 0xf184_646a_1c91_53ad, 0xaf86_9d1a_462b_d779, 0x4380_f565_aec9_f73b,
+        0xc031_2956_789b_6756, 0xc766_6d8f_4086_f775, 0x5645_0206_a605_339e, 0xd552_3e0d_a813_b7fc,
+        0x6ba7_2430_abad_4bee, 0x5859_ee35_fbf0_937f, 0x8322_c93c_fa0e_d673, 0x3c8e_59f3_428a_cec2,
+        0x9569_51fd_ce8c_c389, 0x3144_1221_f96f_df7c, 0x7f25_2fd5_f49f_d25f, 0x5e41_6c41_ab8a_40ef,
+        0x4393_3831_c0ad_373b,
     ]
     /// Computed by the format-2 build's own `Checksum` (commit 99296aa), so format-2 stores written
     /// by older builds verify with this one.
@@ -59,6 +59,39 @@ import Testing
         0x48d2_259e_8bf2_b98b, 0xee41_7304_f9aa_620d, 0xb664_99e1_b0cc_43fa, 0x3c19_49cd_6afe_ff75,
         0x8561_33ce_c590_f980,
     ]
+
+    /// Fixed words a value could hold — the hash's own constants (SHA-512's initial values, which
+    /// any stored binary with SHA-512 or BLAKE2b embeds), zero, all ones — placed at every word of
+    /// a page never make the checksum forget the bytes before them. (A first draft xored data
+    /// words with those constants alone, and such a word zeroed its lane's product.)
+    @Test func storedConstantsNeverSilenceEarlierBytes() {
+        let fixedWords: [UInt64] = [
+            0x6A09_E667_F3BC_C908, 0x6A09_E667_F3BC_C909, 0xBB67_AE85_84CA_A73B, 0x3C6E_F372_FE94_F82B,
+            0xA54F_F53A_5F1D_36F1, 0x510E_527F_ADE6_82D1, 0x9B05_688C_2B3E_6C1F, 0x1F83_D9AB_FB41_BD6B,
+            0x5BE0_CD19_137E_2179, 0, .max,
+        ]
+        var page = PageChecksumTests.pattern(4096)
+        page.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt64(3), toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+            raw.storeBytes(of: UInt64(1), toByteOffset: PageLayout.transactionOffset, as: UInt64.self)
+        }
+        var silenced: [(word: UInt64, offset: Int)] = []
+        for fixed in fixedWords {
+            for offset in stride(from: 32, to: 4096, by: 8) {
+                var probe = page
+                probe.withUnsafeMutableBytes { $0.storeBytes(of: fixed, toByteOffset: offset, as: UInt64.self) }
+                let before = probe.withUnsafeBytes { PageChecksum.foldedMultiply.of($0.baseAddress!, byteCount: 4096) }
+                // A change in the first checksummed byte and in the byte just before the word.
+                for earlier in [24, offset - 1] {
+                    probe[earlier] ^= 0x5A
+                    let after = probe.withUnsafeBytes { PageChecksum.foldedMultiply.of($0.baseAddress!, byteCount: 4096) }
+                    probe[earlier] ^= 0x5A
+                    if after == before { silenced.append((fixed, offset)) }
+                }
+            }
+        }
+        #expect(silenced.isEmpty, "words that silenced earlier bytes: \(silenced.prefix(5).map { (String($0.word, radix: 16), $0.offset) })")
+    }
 
     /// Every single-bit flip of a page's checksummed bytes, and of its page number and transaction
     /// id, changes the folded-multiply checksum.
@@ -204,11 +237,14 @@ import Testing
         let reader = try Database(path: dir.path, mode: .readOnly, options: options)
         #expect(try reader.read { try $0.string("key 00007", in: $0.tree("t")) } == "value 1 7")
         #expect(try reader.read { try $0.get("big", in: $0.tree("t"))?.bytes } == [UInt8](repeating: 1, count: 9000))
-        reader.close()
         let writer = try Database(path: dir.path, options: options)
         try writeCommits(writer, round: 2)
         #expect(try writer.read { try $0.string("key 00299", in: $0.tree("t")) } == "value 2 299")
         #expect(try writer.check().isClean)
+        // The reader, open all along, follows the live writer's format-2 commits.
+        #expect(try reader.read { try $0.string("key 00299", in: $0.tree("t")) } == "value 2 299")
+        #expect(reader.storeFormatVersion == 2)
+        reader.close()
         writer.close()
         #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 2)
         #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 2)

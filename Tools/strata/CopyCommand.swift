@@ -9,9 +9,11 @@ enum CopyCommand: Command {
             Holds one read transaction for the whole copy: the writer keeps committing but cannot
             reuse the pages that snapshot reaches. Without --compact, the data file's pages up to the
             snapshot's high-water mark are copied as they are and the snapshot's meta is written into
-            its slot (the other meta slot is cleared), so DEST opens at exactly the snapshot's generation.
-            With --compact, DEST is a new store that receives every tree entry by entry in key order:
-            no free pages, a minimal file, a new generation count. DEST must not exist. The copy is
+            its slot (the other meta slot is cleared), so DEST opens at exactly the snapshot's generation
+            and keeps PATH's format. With --compact, DEST is a new store that receives every tree entry
+            by entry in key order: no free pages, a minimal file, a new generation count, and this
+            build's format (a format-2 store becomes format 3, which older builds of Strata refuse).
+            DEST must not exist. The copy is
             synced to disk and verified with a full check before the command reports success.
             """,
         positionals: ["PATH", "DEST"],

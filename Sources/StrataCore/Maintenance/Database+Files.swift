@@ -8,7 +8,8 @@ extension Database {
 
     /// The on-disk format version of this store: 3 for a store created by this build (or a
     /// compacting copy), 2 for one created before format 3, which keeps its format for life
-    /// (a format-1 store reports 2: its writer upgrades it to 2 at open, with the same pages).
+    /// (a format-1 store reports 2, the format its first writer upgrades it to: same pages, same
+    /// page checksums).
     public var storeFormatVersion: UInt32 { pageChecksum.formatVersion }
 
     /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).

@@ -40,11 +40,12 @@ struct MetaPage: Equatable {
     var pageCount: UInt64
     var commitTime: UInt64
     /// The pages the commit wrote (empty: nothing to verify; see the run count above). Filled by
-    /// `decodeRuns`, not by `decode`: readers following a live writer never need them.
+    /// `decodingRuns`, not by `decode`: readers following a live writer never need them.
     var pageRuns: [PageRun] = []
     /// The format the meta was read in (1: written by an older Strata, upgraded by the next
-    /// writer), or is to be written in (2 or 3: the store's, see `PageLayout`).
-    var formatVersion: UInt32 = PageLayout.formatVersion
+    /// writer), or is to be written in (2 or 3: the store's, see `PageLayout`). No default: a meta
+    /// written in the wrong format would name pages whose checksums it cannot verify.
+    var formatVersion: UInt32
     /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
     var pageDigest: UInt64 = 0
 
@@ -102,7 +103,12 @@ struct MetaPage: Equatable {
 
     /// The hash of the page checksums of the store this meta belongs to (`decode` accepts only
     /// versions that name one).
-    var pageChecksum: PageChecksum { PageChecksum(formatVersion: formatVersion) ?? .foldedMultiply }
+    var pageChecksum: PageChecksum {
+        guard let checksum = PageChecksum(formatVersion: formatVersion) else {
+            preconditionFailure("a meta of format \(formatVersion) was built; decode refuses it and every writer sets its store's")
+        }
+        return checksum
+    }
 
     /// Bytes written for this meta: the fixed part and the run list.
     var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count }
@@ -148,8 +154,8 @@ struct MetaPage: Equatable {
         return .success(meta)
     }
 
-    /// The run count a format-2 meta's fixed part announces (0 for format 1), bounded by the page
-    /// size: how many bytes `decodeRuns` needs.
+    /// The run count a format-2 or format-3 meta's fixed part announces (0 for format 1), bounded by the page
+    /// size: how many bytes `decodingRuns` needs.
     static func runListByteCount(_ header: UnsafeRawBufferPointer, pageSize: Int) -> Int {
         guard header.count >= encodedSize, header.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self) != 1 else { return 0 }
         let count = Int(header.loadUnaligned(fromByteOffset: Offset.runCount, as: UInt32.self))
@@ -218,8 +224,8 @@ struct MetaPage: Equatable {
     }
 
     /// The meta of a brand-new store: generation 0, two empty trees, only the meta pages in use.
-    static func initial(pageSize: Int) -> MetaPage {
+    static func initial(pageSize: Int, formatVersion: UInt32 = PageLayout.formatVersion) -> MetaPage {
         MetaPage(transactionID: 0, pageSize: pageSize, catalog: TreeRecord(), freeTree: TreeRecord(),
-                 pageCount: PageLayout.metaPageCount, commitTime: 0)
+                 pageCount: PageLayout.metaPageCount, commitTime: 0, formatVersion: formatVersion)
     }
 }

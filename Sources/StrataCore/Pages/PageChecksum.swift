@@ -20,7 +20,7 @@ enum PageChecksum: Sendable, Equatable {
     }
 
     /// The format version a meta of a store with these page checksums is written in (a format-1
-    /// store becomes format 2 at its next commit: same pages, metas with a page list).
+    /// store becomes format 2 when a writer first opens it: same pages, metas with a page list).
     var formatVersion: UInt32 {
         switch self {
         case .multiplyXorshift: 2

@@ -18,7 +18,7 @@
 ///
 ///     1  metas without a page list; page checksums by `Checksum`
 ///     2  metas with a page list (one sync per commit); page checksums by `Checksum`
-///     3  as 2; page checksums by `FoldedMultiplyHash` (~2.1k instructions per 4 KiB page, not ~5.5k)
+///     3  as 2; page checksums by `FoldedMultiplyHash` (~2.4k instructions per 4 KiB page, not ~5.5k)
 ///
 /// The rule: the format version of a data file's metas names the hash of every page checksum in
 /// that file (`PageChecksum`), and it never changes in place, because a page is rewritten only

@@ -76,7 +76,8 @@ extension WriteTransaction {
         // 2. The free list last: recording it is the final change to any tree.
         try saveFreeList()
         let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
-                            freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds())
+                            freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
+                            formatVersion: database.pageChecksum.formatVersion)
         try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
         session.keepLastCommit(&access.dirty)
@@ -89,7 +90,9 @@ extension Database {
     /// readers only follow a published meta.
     func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
-        meta.formatVersion = pageChecksum.formatVersion // the store's format, never changed in place (`PageLayout`)
+        // The store's format never changes in place (`PageLayout`): a meta of another one would
+        // name pages sealed with another checksum.
+        precondition(meta.formatVersion == pageChecksum.formatVersion, "a commit's meta must be in its store's format")
         let syncs = options.durability != .none
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         //    Not synced on its own: the commit's one sync covers the new size.
