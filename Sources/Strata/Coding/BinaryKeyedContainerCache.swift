@@ -51,6 +51,7 @@ struct BinaryKeyedContainerCache {
             // States are plain values: nothing to deinitialize.
             storage[index].state.deallocate()
             storage[index].vendor.release()
+            BinaryKeyNameTable.deallocate(storage[index].keyNames)
         }
         storage.deinitialize(count: count.pointee)
         storage.deallocate()
@@ -71,6 +72,7 @@ struct BinaryKeyedContainerCache {
             // (retains) it first, and it is never unique.
             if isKnownUniquelyReferenced(&cached[index].box) {
                 cached[index].state.pointee = state
+                cached[index].state.pointee.keyNames = cached[index].keyNames
                 // The entry holds the vendor, so no retain is needed around the call.
                 return cached[index].vendor._withUnsafeGuaranteedRef {
                     unsafeDowncast($0, to: ContainerVendor<KeyedDecodingContainer<Key>>.self).vend()
@@ -82,13 +84,15 @@ struct BinaryKeyedContainerCache {
         // Entries are never evicted: a deeply recursive value of one key type must not take every
         // entry and leave the thread's other types uncached for the rest of its life.
         guard count < Self.maximumEntries, entriesOfKey < Self.maximumEntriesPerKey else { return make(state) }
+        let keyNames = BinaryKeyNameTable.allocate()
         let slot = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: 1)
         slot.initialize(to: state)
+        slot.pointee.keyNames = keyNames
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(state: slot))
         let entry = cached + count
         let vendor = ContainerVendor<KeyedDecodingContainer<Key>>(entry: entry)
         entry.initialize(to: Entry(keyType: keyType, box: unsafeBitCast(container, to: BoxReference.self), state: slot,
-                                   vendor: Unmanaged.passRetained(vendor)))
+                                   vendor: Unmanaged.passRetained(vendor), keyNames: keyNames))
         self.count.pointee = count + 1
         return container
     }
@@ -133,6 +137,8 @@ struct BinaryKeyedContainerCache {
         let state: UnsafeMutablePointer<BinaryKeyedContainerState>
         /// A `ContainerVendor<KeyedDecodingContainer<Key>>` for this entry, retained by it.
         let vendor: Unmanaged<AnyObject>
+        /// The key names learned for `Key`, owned by the entry.
+        let keyNames: UnsafeMutablePointer<BinaryKeyNameTable>
     }
 }
 

@@ -37,6 +37,9 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
         do {
+            if let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) {
+                return try state.pointee.fields.valueBytes(named: name)
+            }
             return try state.pointee.fields.valueBytes(named: key.stringValue)
         } catch {
             throw error.decodingError(codingPath: path(appending: key))
