@@ -91,7 +91,8 @@ struct BinaryDecodingThreadTests {
     @Test func stackLentKeyBytesEqualOrderedKeyBytes() {
         var generator = makeCodingTestGenerator("stack key bytes")
         func check<K: OrderedKey>(_ value: K) {
-            let lent = value.withOrderedKeyBytes { Array($0) }
+            var lent: [UInt8] = []
+            value.withOrderedKeyBytes { lent = Array($0) }
             #expect(lent == value.orderedKeyBytes, "\(K.self) \(value)")
         }
         for _ in 0..<100 {

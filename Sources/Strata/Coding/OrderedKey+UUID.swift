@@ -12,7 +12,7 @@ extension UUID: OrderedKey {
     }
 
     /// The 16 bytes of `uuid`, from the stack.
-    public func withOrderedKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         try withUnsafeBytes(of: uuid, body)
     }
 

@@ -36,7 +36,9 @@ public protocol OrderedKey: Hashable, Sendable {
     /// Calls `body` with this value's complete encoding (the bytes of `orderedKeyBytes`), which
     /// is valid only during the call. Fixed-width keys (integers, `UUID`) lend it from the stack,
     /// so a lookup by such a key allocates nothing; the default encodes into `orderedKeyBytes`.
-    func withOrderedKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+    /// Not generic over a result: called from unspecialized code, a generic result costs
+    /// reabstraction thunks around `body` (the lookup hands its result out through `body`).
+    func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows
 }
 
 extension OrderedKey {
@@ -44,7 +46,7 @@ extension OrderedKey {
         _ = try decodeOrderedKey(from: &reader)
     }
 
-    public func withOrderedKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         try orderedKeyBytes.withUnsafeBytes(body)
     }
 }
