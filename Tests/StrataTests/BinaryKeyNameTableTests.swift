@@ -96,3 +96,30 @@ struct BinaryKeyNameTableTests {
         #expect(try BinaryInstanceDecoder().decode(Reader.self, from: bytes).found == ["alpha": 1, "beta": 2, "gamma": 3])
     }
 }
+
+/// Keys and values on both sides of the one-byte length limit (127/128 bytes), which the
+/// scanner's inlined path takes or leaves to the general one: a string of n ASCII bytes is a
+/// value of n + 1 bytes (its length prefix), so `value127` holds 127 bytes and `value128` 128.
+private struct LengthEdges: Codable, Equatable {
+    var short: String
+    var value127: String
+    var value128: String
+    var aKeyNameThatIsLongerThanOneHundredAndTwentySevenBytesSoItsLengthNeedsATwoByteVarintInTheStoredRecordXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX: Int
+    var after: Int
+}
+
+extension BinaryKeyNameTableTests {
+    @Test func lengthsAroundTheOneByteLimitAndTruncations() throws {
+        let value = LengthEdges(short: "s", value127: String(repeating: "a", count: 126), value128: String(repeating: "b", count: 127),
+                                aKeyNameThatIsLongerThanOneHundredAndTwentySevenBytesSoItsLengthNeedsATwoByteVarintInTheStoredRecordXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX: 42,
+                                after: 7)
+        let bytes = try BinaryInstanceEncoder().encode(value)
+        let decoder = BinaryInstanceDecoder()
+        #expect(try decoder.decode(LengthEdges.self, from: bytes) == value)
+        // Every truncation is a typed error, and the next whole decode is exact.
+        for cut in 0..<bytes.count {
+            #expect(throws: DecodingError.self) { _ = try decoder.decode(LengthEdges.self, from: Array(bytes.prefix(cut))) }
+        }
+        #expect(try decoder.decode(LengthEdges.self, from: bytes) == value)
+    }
+}

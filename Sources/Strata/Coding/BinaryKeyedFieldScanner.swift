@@ -80,8 +80,36 @@ struct BinaryKeyedFieldScanner {
     }
 
     /// `valueBytes(named:)` for a key name given as its UTF-8 bytes (see `BinaryKeyNameTable`).
+    ///
+    /// Inlined: the usual case (the next stored field, with a key and a value shorter than 128
+    /// bytes, so one-byte lengths) is a few loads, bounds checks and one key compare; everything
+    /// else goes to `valueBytesInGeneral`.
     @inline(__always)
     mutating func valueBytes(named name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+        if nextIndex < fieldCount, let base = bytes.baseAddress {
+            let offset = nextOffset, end = bytes.count
+            if offset < end {
+                let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
+                let valueLengthAt = offset + 1 + keyLength
+                // `valueLengthAt < end` also puts the key's bytes within the buffer.
+                if keyLength < 0x80, keyLength == name.count, valueLengthAt < end {
+                    let valueLength = Int(base.load(fromByteOffset: valueLengthAt, as: UInt8.self))
+                    let valueStart = valueLengthAt + 1
+                    if valueLength < 0x80, valueLength <= end - valueStart,
+                       key(Range(uncheckedBounds: (offset + 1, valueLengthAt)), equals: name) {
+                        nextIndex += 1
+                        nextOffset = valueStart + valueLength
+                        return UnsafeRawBufferPointer(start: base + valueStart, count: valueLength)
+                    }
+                }
+            }
+        }
+        return try valueBytesInGeneral(named: name)
+    }
+
+    /// `valueBytes(named:)` for any lengths and any order.
+    @inline(never)
+    private mutating func valueBytesInGeneral(named name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
         if nextIndex < fieldCount {
             let field = try parseField(at: nextOffset)
             if key(field.key, equals: name) {
