@@ -65,10 +65,9 @@ struct BinaryKeyedFieldScanner {
         }
     }
 
-    /// The value extent stored under `name`, or `nil` if the field is absent.
-    ///
-    /// Inlined into the container: the in-order case (the field after the previous hit) is one
-    /// entry parse and one key compare, with no call; anything else goes to `scanAllFields`.
+    /// The value extent stored under `name`, or `nil` if the field is absent. For keys whose
+    /// names `BinaryKeyNameTable` does not hold; the lookup itself is `valueBytes(named:)` on
+    /// the name's UTF-8 bytes.
     @inline(__always)
     mutating func valueBytes(named name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
         var name = name
