@@ -7,10 +7,11 @@
 /// values (offsets, raw pointers, this context, a path-node index) and everything that
 /// needs managed storage lives in the `BinaryDecodingState` this context points to.
 ///
-/// Lifetime invariant: the state is a local variable of the top-level decode call
-/// (`withContext`), so no allocation is needed for it; decoders and containers must not be
-/// used after that call returns. That already holds for the raw input buffer they read,
-/// and `Decodable` implementations do not retain decoders or containers.
+/// Lifetime invariant: a context lives from `begin(buffer:)` to `end()`, which the top-level
+/// decode call pairs (`BinaryInstanceDecoder.decode`); decoders and containers must not be used
+/// after that. That already holds for the raw input buffer they read, and `Decodable`
+/// implementations do not retain decoders or containers. The state comes from the thread's
+/// `BinaryDecodingThread` and goes back to it, so a decode allocates nothing for it.
 struct BinaryDecodingContext {
     private let state: UnsafeMutablePointer<BinaryDecodingState>
 
@@ -22,16 +23,23 @@ struct BinaryDecodingContext {
     /// Deepest nesting accepted when decoding (comfortably within a 512 KiB thread stack).
     static let maximumDepth = 256
 
-    /// Runs `body` with a context for `buffer`, releasing everything afterwards.
-    static func withContext<R>(buffer: UnsafeRawBufferPointer, _ body: (BinaryDecodingContext) throws -> R) rethrows -> R {
-        var state = BinaryDecodingState(buffer: buffer)
-        return try withUnsafeMutablePointer(to: &state) { state in
-            defer {
-                for chunk in state.pointee.stateChunks {
-                    chunk.deallocate()
-                }
-            }
-            return try body(BinaryDecodingContext(state: state))
+    /// A context for decoding `buffer`; the caller must call `end()` when the decode is over
+    /// (also when it throws).
+    static func begin(buffer: UnsafeRawBufferPointer) -> BinaryDecodingContext {
+        let state = BinaryDecodingThread.takeState() ?? BinaryDecodingState.allocateUnpooled()
+        state.pointee.buffer = buffer
+        return BinaryDecodingContext(state: state)
+    }
+
+    /// Ends the decode: drops what it built and hands the state back.
+    func end() {
+        state.pointee.reset()
+        if let idleStates = state.pointee.idleStates {
+            state.pointee.nextIdle = idleStates.pointee
+            idleStates.pointee = state
+        } else {
+            state.deinitialize(count: 1)
+            state.deallocate()
         }
     }
 
@@ -75,7 +83,10 @@ struct BinaryDecodingContext {
         return keys.reversed()
     }
 
-    // MARK: Keyed container states
+    // MARK: Keyed containers
+
+    /// The thread's cached container boxes; nil if the thread has none (no thread-specific slot).
+    var containerCache: BinaryKeyedContainerCache? { state.pointee.containerCache }
 
     /// Storage for the state of a keyed container that `BinaryKeyedContainerCache` did not
     /// supply (a nested container of the same key type, or a full cache). The address stays
@@ -97,20 +108,50 @@ struct BinaryDecodingContext {
     }
 }
 
-/// The managed part of a decode call's shared state (see `BinaryDecodingContext`).
+/// The managed part of a decode call's shared state (see `BinaryDecodingContext`). Pooled per
+/// thread (`BinaryDecodingThread`): between decodes it holds no input and no path nodes, only
+/// the capacity of its arrays.
 struct BinaryDecodingState {
-    /// The whole top-level input.
-    let buffer: UnsafeRawBufferPointer
-    /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only,
-    /// so a path index stays valid however containers are interleaved.
+    /// The whole top-level input of the decode in progress.
+    var buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// Coding paths as a parent-linked tree: each nested value adds one node. Append-only
+    /// during a decode, so a path index stays valid however containers are interleaved.
     var pathNodes: [(parent: Int, key: any CodingKey, depth: Int)] = []
     /// Heap chunks for keyed container states (`makeKeyedState`), the next free one and how
     /// many are left in the current chunk.
     var stateChunks: [UnsafeMutablePointer<BinaryKeyedContainerState>] = []
     var nextState: UnsafeMutablePointer<BinaryKeyedContainerState>?
     var statesLeft = 0
+    /// The owning thread's cached container boxes (nil for an unpooled state).
+    let containerCache: BinaryKeyedContainerCache?
+    /// The owning thread's list of idle states, which `end()` returns this one to; nil for a
+    /// state allocated for one decode only.
+    let idleStates: UnsafeMutablePointer<UnsafeMutablePointer<BinaryDecodingState>?>?
+    /// The next idle state while this one is idle.
+    var nextIdle: UnsafeMutablePointer<BinaryDecodingState>?
 
-    init(buffer: UnsafeRawBufferPointer) {
-        self.buffer = buffer
+    init(containerCache: BinaryKeyedContainerCache?, idleStates: UnsafeMutablePointer<UnsafeMutablePointer<BinaryDecodingState>?>?) {
+        self.containerCache = containerCache
+        self.idleStates = idleStates
+    }
+
+    /// A state for one decode on a thread without a `BinaryDecodingThread`.
+    static func allocateUnpooled() -> UnsafeMutablePointer<BinaryDecodingState> {
+        let state = UnsafeMutablePointer<BinaryDecodingState>.allocate(capacity: 1)
+        state.initialize(to: BinaryDecodingState(containerCache: nil, idleStates: nil))
+        return state
+    }
+
+    /// Forgets the finished decode: its input, path nodes (keeping the capacity) and container
+    /// state chunks. Cheap when the decode built neither.
+    mutating func reset() {
+        buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+        if !pathNodes.isEmpty { pathNodes.removeAll(keepingCapacity: true) }
+        if !stateChunks.isEmpty {
+            for chunk in stateChunks { chunk.deallocate() }
+            stateChunks.removeAll(keepingCapacity: true)
+        }
+        nextState = nil
+        statesLeft = 0
     }
 }

@@ -10,8 +10,9 @@
 /// Speed: the decoder works directly on the caller's buffer, keyed containers are scanned
 /// lazily with keys compared as UTF-8 bytes in stored order, and decoders/containers are
 /// plain values (see `BinaryDecodingContext`). The standard library's box around each keyed
-/// container is reused per thread and key type (`BinaryKeyedContainerCache`), so decoding a
-/// flat struct allocates little more than its result.
+/// container is reused per thread and key type (`BinaryKeyedContainerCache`), and so is the
+/// decode's state (`BinaryDecodingThread`), so decoding a flat struct allocates nothing but its
+/// result.
 public struct BinaryInstanceDecoder: Sendable {
     public init() {}
 
@@ -21,9 +22,9 @@ public struct BinaryInstanceDecoder: Sendable {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: [], debugDescription: "Binary instances larger than 4 GiB are not supported"))
         }
-        return try BinaryDecodingContext.withContext(buffer: bytes) { context in
-            try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, pathNode: BinaryDecodingContext.rootPath)
-        }
+        let context = BinaryDecodingContext.begin(buffer: bytes)
+        defer { context.end() }
+        return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, pathNode: BinaryDecodingContext.rootPath)
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {

@@ -1,7 +1,6 @@
-import Glibc
-
-/// Keeps, per thread, the keyed container boxes built for each key type, so that decoding a
-/// record does not build a new one for every keyed container.
+/// One thread's keyed container boxes, built once per key type, so that decoding a record does
+/// not build a new one for every keyed container. Owned by the thread's `BinaryDecodingThread`;
+/// this value is a view of its storage (plain pointers), which each decode state carries.
 ///
 /// Why: `KeyedDecodingContainer(_:)` allocates a box, and building it from unspecialized code
 /// (the decoder only learns `Key` at run time) looks up the generic metadata of
@@ -10,8 +9,14 @@ import Glibc
 /// again by rewriting the `BinaryKeyedContainerState` its container points to: what the coder
 /// learns about a key type it learns once per thread, not per instance.
 ///
+/// Handing a box out needs no metadata look-up either: a `KeyedDecodingContainer<Key>` can only
+/// be copied through its type's metadata (the standard library may change its layout), and
+/// unspecialized code would look that up (`swift_getGenericMetadata`) on every call. Each entry
+/// has a `ContainerVendor<KeyedDecodingContainer<Key>>`, built once, whose method finds that
+/// metadata in its own class metadata instead.
+///
 /// Invariants:
-/// - A box is handed out only while the cache holds its only reference
+/// - A box is handed out only while its entry holds its only reference
 ///   (`isKnownUniquelyReferenced`), that is when no container from its previous use is alive.
 ///   A nested container of the same key type (a recursive type) therefore gets another entry
 ///   (up to `maximumEntriesPerKey` of one key type),
@@ -19,61 +24,94 @@ import Glibc
 ///   its state is never rewritten under it (until its thread exits, when the states are freed:
 ///   a container kept past its `init(from:)` was never valid to use, before this cache too, as
 ///   it points into a finished decode).
-/// - Entries are per thread (one decode runs on one thread: no `await` inside), so there is no
-///   locking; at most `maximumEntries` per thread, beyond which containers are built as before.
-///   A thread's entries are freed when the thread exits.
+/// - At most `maximumEntries` per thread, beyond which containers are built as before; entries
+///   are never evicted.
 /// - It relies on `KeyedDecodingContainer` being one reference to its box, as in the standard
-///   library's source. That is checked once (`boxIsOneReference`); if it ever changes, nothing
-///   is cached and decoding works as before.
-enum BinaryKeyedContainerCache {
+///   library's source. That is checked once (`isUsable`); if it ever changes, threads get no
+///   cache and decoding works as before.
+struct BinaryKeyedContainerCache {
     static let maximumEntries = 32
     /// Nesting depth of one key type that is served from the cache (deeper levels build boxes).
     static let maximumEntriesPerKey = 4
 
+    /// Raw storage and a raw count, read without the exclusivity checks and copies that class
+    /// properties and arrays cost.
+    private let storage: UnsafeMutablePointer<Entry>
+    private let count: UnsafeMutablePointer<Int>
+
+    static func allocate() -> BinaryKeyedContainerCache {
+        let count = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        count.initialize(to: 0)
+        return BinaryKeyedContainerCache(storage: .allocate(capacity: maximumEntries), count: count)
+    }
+
+    /// Frees the entries (their boxes, states and vendors); no container from them may be in use.
+    func deallocate() {
+        for index in 0..<count.pointee {
+            // States are plain values: nothing to deinitialize.
+            storage[index].state.deallocate()
+            storage[index].vendor.release()
+            BinaryKeyNameTable.deallocate(storage[index].keyNames)
+        }
+        storage.deinitialize(count: count.pointee)
+        storage.deallocate()
+        count.deallocate()
+    }
+
     /// The container for `Key` with `state`: a cached box if one is free, else `make(state)`.
-    static func container<Key: CodingKey>(
+    func container<Key: CodingKey>(
         _: Key.Type, state: BinaryKeyedContainerState,
         orMake make: (BinaryKeyedContainerState) -> KeyedDecodingContainer<Key>
     ) -> KeyedDecodingContainer<Key> {
-        guard boxIsOneReference, let entries = threadEntries() else { return make(state) }
         let keyType = ObjectIdentifier(Key.self)
-        let cached = entries.storage
+        let cached = storage
         var entriesOfKey = 0
-        for index in 0..<entries.count.pointee where cached[index].keyType == keyType {
+        for index in 0..<count.pointee where cached[index].keyType == keyType {
             // Raw storage and a concrete class type, so this checks the cached reference in
             // place: through an array, a class property or an `AnyObject` the compiler copies
             // (retains) it first, and it is never unique.
             if isKnownUniquelyReferenced(&cached[index].box) {
                 cached[index].state.pointee = state
-                return unsafeBitCast(cached[index].box, to: KeyedDecodingContainer<Key>.self)
+                cached[index].state.pointee.keyNames = cached[index].keyNames
+                // The entry holds the vendor, so no retain is needed around the call.
+                return cached[index].vendor._withUnsafeGuaranteedRef {
+                    unsafeDowncast($0, to: ContainerVendor<KeyedDecodingContainer<Key>>.self).vend()
+                }
             }
             entriesOfKey += 1
         }
-        let count = entries.count.pointee
+        let count = count.pointee
         // Entries are never evicted: a deeply recursive value of one key type must not take every
         // entry and leave the thread's other types uncached for the rest of its life.
-        guard count < maximumEntries, entriesOfKey < maximumEntriesPerKey else { return make(state) }
+        guard count < Self.maximumEntries, entriesOfKey < Self.maximumEntriesPerKey else { return make(state) }
+        let keyNames = BinaryKeyNameTable.allocate()
         let slot = UnsafeMutablePointer<BinaryKeyedContainerState>.allocate(capacity: 1)
         slot.initialize(to: state)
+        slot.pointee.keyNames = keyNames
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(state: slot))
-        (cached + count).initialize(to: Entry(keyType: keyType, box: unsafeBitCast(container, to: BoxReference.self), state: slot))
-        entries.count.pointee = count + 1
+        let entry = cached + count
+        let vendor = ContainerVendor<KeyedDecodingContainer<Key>>(entry: entry)
+        entry.initialize(to: Entry(keyType: keyType, box: unsafeBitCast(container, to: BoxReference.self), state: slot,
+                                   vendor: Unmanaged.passRetained(vendor), keyNames: keyNames))
+        self.count.pointee = count + 1
         return container
     }
 
     /// Number of cached boxes on this thread (for tests).
-    static var entryCountOnThisThread: Int { threadEntries()?.count.pointee ?? 0 }
+    static var entryCountOnThisThread: Int {
+        BinaryDecodingThread.current?.takeUnretainedValue().containerCache?.count.pointee ?? 0
+    }
 
     /// Number of cached boxes for `Key` on this thread (for tests).
     static func entryCountOnThisThread<Key: CodingKey>(for _: Key.Type) -> Int {
-        guard let entries = threadEntries() else { return 0 }
+        guard let cache = BinaryDecodingThread.current?.takeUnretainedValue().containerCache else { return 0 }
         let keyType = ObjectIdentifier(Key.self)
-        return (0..<entries.count.pointee).filter { entries.storage[$0].keyType == keyType }.count
+        return (0..<cache.count.pointee).filter { cache.storage[$0].keyType == keyType }.count
     }
 
     /// Whether a `KeyedDecodingContainer` is exactly one reference to a
-    /// `_KeyedDecodingContainerBox`, which the bit casts above assume.
-    private static let boxIsOneReference: Bool = {
+    /// `_KeyedDecodingContainerBox`, which the bit casts here assume.
+    static let isUsable: Bool = {
         typealias Probe = KeyedDecodingContainer<BinaryCodingKey>
         guard MemoryLayout<Probe>.size == MemoryLayout<AnyObject>.size,
               MemoryLayout<Probe>.alignment == MemoryLayout<AnyObject>.alignment,
@@ -89,56 +127,32 @@ enum BinaryKeyedContainerCache {
     /// Never instantiated: a reference of this static type is only retained, released and
     /// checked for uniqueness, which work the same for every native Swift object (the real
     /// class is in the object's header), and bit cast back to `KeyedDecodingContainer`.
-    private final class BoxReference {}
+    fileprivate final class BoxReference {}
 
-    private struct Entry {
+    fileprivate struct Entry {
         let keyType: ObjectIdentifier
         /// The `_KeyedDecodingContainerBox` (a `KeyedDecodingContainer` bit cast).
         var box: BoxReference
         /// The state the box's container points to, owned by the entry.
         let state: UnsafeMutablePointer<BinaryKeyedContainerState>
+        /// A `ContainerVendor<KeyedDecodingContainer<Key>>` for this entry, retained by it.
+        let vendor: Unmanaged<AnyObject>
+        /// The key names learned for `Key`, owned by the entry.
+        let keyNames: UnsafeMutablePointer<BinaryKeyNameTable>
+    }
+}
+
+/// Copies an entry's box out as a `Container` (a `KeyedDecodingContainer<Key>`). Its method gets
+/// `Container`'s metadata from the vendor's own class metadata, where unspecialized code
+/// naming `KeyedDecodingContainer<Key>` would look it up in the runtime's cache on every call.
+private final class ContainerVendor<Container> {
+    let entry: UnsafeMutablePointer<BinaryKeyedContainerCache.Entry>
+
+    init(entry: UnsafeMutablePointer<BinaryKeyedContainerCache.Entry>) {
+        self.entry = entry
     }
 
-    /// One thread's cached boxes. Fixed raw storage (`maximumEntries`) and a raw count, read
-    /// without the exclusivity checks and copies that class properties and arrays cost.
-    private final class Entries {
-        let storage = UnsafeMutablePointer<Entry>.allocate(capacity: BinaryKeyedContainerCache.maximumEntries)
-        let count = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-
-        init() {
-            count.initialize(to: 0)
-        }
-
-        deinit {
-            for index in 0..<count.pointee {
-                // States are plain values: nothing to deinitialize.
-                storage[index].state.deallocate()
-            }
-            storage.deinitialize(count: count.pointee)
-            storage.deallocate()
-            count.deallocate()
-        }
-    }
-
-    /// The thread-specific slot; nil if the process ran out of keys, and then nothing is cached.
-    private static let slot: pthread_key_t? = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { entries in
-            if let entries { Unmanaged<Entries>.fromOpaque(entries).release() }
-        }
-        return status == 0 ? key : nil
-    }()
-
-    private static func threadEntries() -> Entries? {
-        guard let slot else { return nil }
-        if let existing = pthread_getspecific(slot) {
-            return Unmanaged<Entries>.fromOpaque(existing).takeUnretainedValue()
-        }
-        let retained = Unmanaged.passRetained(Entries())
-        guard pthread_setspecific(slot, retained.toOpaque()) == 0 else {
-            retained.release()
-            return nil
-        }
-        return retained.takeUnretainedValue()
+    func vend() -> Container {
+        unsafeBitCast(entry.pointee.box, to: Container.self)
     }
 }

@@ -9,6 +9,9 @@ struct BinaryKeyedContainerState {
     var fields: BinaryKeyedFieldScanner
     let context: BinaryDecodingContext
     let pathNode: Int
+    /// The key names learned for this container's key type, for a container from
+    /// `BinaryKeyedContainerCache`; nil otherwise (keys are then asked for their `stringValue`).
+    var keyNames: UnsafeMutablePointer<BinaryKeyNameTable>?
 
     /// The state of the keyed container stored in `bytes` at `pathNode`; throws
     /// `DecodingError` if `bytes` is nil or its header is damaged.

@@ -17,7 +17,10 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     /// (`BinaryKeyedContainerCache`), else a new one with its state in the context.
     static func make(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws -> KeyedDecodingContainer<Key> {
         let initial = try BinaryKeyedContainerState(bytes: bytes, context: context, pathNode: pathNode)
-        return BinaryKeyedContainerCache.container(Key.self, state: initial) { initial in
+        guard let cache = context.containerCache else {
+            return KeyedDecodingContainer(BinaryKeyedDecodingContainer(state: context.makeKeyedState(initial)))
+        }
+        return cache.container(Key.self, state: initial) { initial in
             KeyedDecodingContainer(BinaryKeyedDecodingContainer(state: context.makeKeyedState(initial)))
         }
     }
@@ -34,6 +37,9 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
         do {
+            if let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) {
+                return try state.pointee.fields.valueBytes(named: name)
+            }
             return try state.pointee.fields.valueBytes(named: key.stringValue)
         } catch {
             throw error.decodingError(codingPath: path(appending: key))

@@ -4,7 +4,8 @@
 /// Lookup strategy: synthesized `init(from:)` asks for keys in the order the encoder wrote
 /// them, so the field after the previous hit is checked first (O(1) per field). On a miss —
 /// a field written by another schema version, or out-of-order access — all fields are
-/// scanned. Keys are compared as UTF-8 bytes against the requested key's `stringValue`.
+/// scanned. Keys are compared as UTF-8 bytes against the requested key's name (its
+/// `stringValue`, or the bytes `BinaryKeyNameTable` learned for it).
 ///
 /// A non-generic plain value: the hot path stays free of generic metadata and reference
 /// counting. It lives in a `BinaryKeyedContainerState` that the container points to, because
@@ -40,12 +41,12 @@ struct BinaryKeyedFieldScanner {
     /// (keys are short; a byte loop was the hottest spot of decoding). Loads may overlap but
     /// never leave either buffer: offsets stay within `0..<count`.
     @inline(__always)
-    private func key(_ range: Range<Int>, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func key(_ range: Range<Int>, equals name: UnsafeRawBufferPointer) -> Bool {
         let count = name.count
         guard range.count == count else { return false }
         guard count > 0, let storedBase = bytes.baseAddress, let nameBase = name.baseAddress else { return true }
         let stored = storedBase + range.lowerBound
-        let wanted = UnsafeRawPointer(nameBase)
+        let wanted = nameBase
         func same<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) -> Bool {
             stored.loadUnaligned(fromByteOffset: offset, as: Word.self) == wanted.loadUnaligned(fromByteOffset: offset, as: Word.self)
         }
@@ -64,17 +65,53 @@ struct BinaryKeyedFieldScanner {
         }
     }
 
-    /// The value extent stored under `name`, or `nil` if the field is absent.
-    ///
-    /// Inlined into the container: the in-order case (the field after the previous hit) is one
-    /// entry parse and one key compare, with no call; anything else goes to `scanAllFields`.
+    /// The value extent stored under `name`, or `nil` if the field is absent. For keys whose
+    /// names `BinaryKeyNameTable` does not hold; the lookup itself is `valueBytes(named:)` on
+    /// the name's UTF-8 bytes.
     @inline(__always)
     mutating func valueBytes(named name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
         var name = name
+        // `withUTF8` gives direct access to the key's bytes (inline for small strings); its
+        // closure cannot throw a typed error, so the result is carried out as a `Result`.
+        return try name.withUTF8 { utf8 in
+            Result { () throws(BinaryFormatError) in try valueBytes(named: UnsafeRawBufferPointer(utf8)) }
+        }.get()
+    }
+
+    /// `valueBytes(named:)` for a key name given as its UTF-8 bytes (see `BinaryKeyNameTable`).
+    ///
+    /// Inlined: the usual case (the next stored field, with a key and a value shorter than 128
+    /// bytes, so one-byte lengths) is a few loads, bounds checks and one key compare; everything
+    /// else goes to `valueBytesInGeneral`.
+    @inline(__always)
+    mutating func valueBytes(named name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+        if nextIndex < fieldCount, let base = bytes.baseAddress {
+            let offset = nextOffset, end = bytes.count
+            if offset < end {
+                let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
+                let valueLengthAt = offset + 1 + keyLength
+                // `valueLengthAt < end` also puts the key's bytes within the buffer.
+                if keyLength < 0x80, keyLength == name.count, valueLengthAt < end {
+                    let valueLength = Int(base.load(fromByteOffset: valueLengthAt, as: UInt8.self))
+                    let valueStart = valueLengthAt + 1
+                    if valueLength < 0x80, valueLength <= end - valueStart,
+                       key(Range(uncheckedBounds: (offset + 1, valueLengthAt)), equals: name) {
+                        nextIndex += 1
+                        nextOffset = valueStart + valueLength
+                        return UnsafeRawBufferPointer(start: base + valueStart, count: valueLength)
+                    }
+                }
+            }
+        }
+        return try valueBytesInGeneral(named: name)
+    }
+
+    /// `valueBytes(named:)` for any lengths and any order.
+    @inline(never)
+    private mutating func valueBytesInGeneral(named name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
         if nextIndex < fieldCount {
             let field = try parseField(at: nextOffset)
-            // `withUTF8` gives direct access to the key's bytes (inline for small strings).
-            if name.withUTF8({ key(field.key, equals: $0) }) {
+            if key(field.key, equals: name) {
                 nextIndex += 1
                 nextOffset = field.value.upperBound
                 return UnsafeRawBufferPointer(rebasing: bytes[field.value])
@@ -87,33 +124,18 @@ struct BinaryKeyedFieldScanner {
     /// this record does not hold (written by another version of the type). Moves the position
     /// behind the field found, so a decode that resumes stored order is fast again.
     @inline(never)
-    private mutating func scanAllFields(for name: String) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
-        var name = name
-        var failure: BinaryFormatError?
-        var found: (index: Int, value: Range<Int>)?
-        // `withUTF8`'s closure cannot throw a typed error, so a failure is carried out in `failure`.
-        name.withUTF8 { utf8 in
-            var offset = fieldsStart
-            for index in 0..<fieldCount {
-                let field: Field
-                do throws(BinaryFormatError) {
-                    field = try parseField(at: offset)
-                } catch {
-                    failure = error
-                    return
-                }
-                if key(field.key, equals: utf8) {
-                    found = (index, field.value)
-                    return
-                }
-                offset = field.value.upperBound
+    private mutating func scanAllFields(for name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {
+        var offset = fieldsStart
+        for index in 0..<fieldCount {
+            let field = try parseField(at: offset)
+            if key(field.key, equals: name) {
+                nextIndex = index + 1
+                nextOffset = field.value.upperBound
+                return UnsafeRawBufferPointer(rebasing: bytes[field.value])
             }
+            offset = field.value.upperBound
         }
-        if let failure { throw failure }
-        guard let found else { return nil }
-        nextIndex = found.index + 1
-        nextOffset = found.value.upperBound
-        return UnsafeRawBufferPointer(rebasing: bytes[found.value])
+        return nil
     }
 
     /// Every key present, in stored order; stops quietly at the first damaged field because

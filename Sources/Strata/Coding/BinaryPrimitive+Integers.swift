@@ -29,7 +29,19 @@ enum BinaryInteger {
         return value
     }
 
+    /// The varint filling `extent`. Extents of one or two bytes (values below 16384, most fields)
+    /// are read inline; longer ones and every error go to `readLongVarint`.
+    @inline(__always)
     private static func readWholeVarint<T>(_ extent: UnsafeRawBufferPointer, what: T.Type) throws(BinaryFormatError) -> UInt64 {
+        if extent.count == 1, extent[0] < 0x80 { return UInt64(extent[0]) }
+        if extent.count == 2, extent[0] >= 0x80, extent[1] < 0x80 {
+            return UInt64(extent[0] & 0x7F) | UInt64(extent[1]) << 7
+        }
+        return try readLongVarint(extent, what: T.self)
+    }
+
+    @inline(never)
+    private static func readLongVarint<T>(_ extent: UnsafeRawBufferPointer, what: T.Type) throws(BinaryFormatError) -> UInt64 {
         var offset = 0
         let value = try BinaryVarint.read(from: extent, at: &offset)
         guard offset == extent.count else {

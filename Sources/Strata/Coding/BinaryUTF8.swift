@@ -7,10 +7,12 @@
 /// `String` is then built by `String(unsafeUninitializedCapacity:initializingUTF8With:)`, which
 /// is inlined here: a string of up to 15 ASCII bytes (most keys, names and identifiers) becomes
 /// a small string with one copy and no call into the standard library, where
-/// `String(decoding:as:)` re-scanned the bytes out of line.
+/// `String(decoding:as:)` re-scanned the bytes out of line. Up to 15 ASCII bytes take a shorter
+/// path still (`BinarySmallString`).
 /// Shared by the binary coder and by `String`'s ordered-key decoding.
 enum BinaryUTF8 {
     static func string(from bytes: UnsafeRawBufferPointer) -> String? {
+        if let small = BinarySmallString.ascii(bytes) { return small }
         guard isValid(bytes) else { return nil }
         return String(unsafeUninitializedCapacity: bytes.count) { storage in
             // `bytes` is valid UTF-8, so the initializer's repair step (non-ASCII or large

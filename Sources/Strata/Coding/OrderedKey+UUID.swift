@@ -11,6 +11,11 @@ extension UUID: OrderedKey {
         withUnsafeBytes(of: uuid) { writer.writeFixedWidthBytes($0) }
     }
 
+    /// The 16 bytes of `uuid`, from the stack.
+    public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try withUnsafeBytes(of: uuid, body)
+    }
+
     @inlinable public static func decodeOrderedKey(from reader: inout OrderedKeyReader) throws -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         try withUnsafeMutableBytes(of: &raw) { try reader.readFixedWidthBytes(into: $0, reading: "UUID") }

@@ -32,11 +32,22 @@ public protocol OrderedKey: Hashable, Sendable {
     /// e.g. the identifier in an index key). It must accept at least every encoding that
     /// `decodeOrderedKey` accepts and end where it would; the default decodes and drops.
     static func skipOrderedKey(in reader: inout OrderedKeyReader) throws
+
+    /// Calls `body` with this value's complete encoding (the bytes of `orderedKeyBytes`), which
+    /// is valid only during the call. Fixed-width keys (integers, `UUID`) lend it from the stack,
+    /// so a lookup by such a key allocates nothing; the default encodes into `orderedKeyBytes`.
+    /// Not generic over a result: called from unspecialized code, a generic result costs
+    /// reabstraction thunks around `body` (the lookup hands its result out through `body`).
+    func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows
 }
 
 extension OrderedKey {
     public static func skipOrderedKey(in reader: inout OrderedKeyReader) throws {
         _ = try decodeOrderedKey(from: &reader)
+    }
+
+    public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try orderedKeyBytes.withUnsafeBytes(body)
     }
 }
 

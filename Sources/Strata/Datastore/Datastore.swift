@@ -55,10 +55,10 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     }
 
     @usableFromInline func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
-        // One lookup: a snapshot without the transaction and context objects of `store.read`.
-        let key = id.orderedKeyBytes
+        // One lookup: a snapshot without the transaction and context objects of `store.read`, and
+        // a key lent from the stack for fixed-width identifiers (`withOrderedKeyBytes`).
         try store.database.withSnapshot { snapshot in
-            try key.withUnsafeBytes { try DatastoreLookup.load(idBytes: $0, schema: schema, in: snapshot, found: found) }
+            try id.withOrderedKeyBytes { try DatastoreLookup.load(idBytes: $0, schema: schema, in: snapshot, found: found) }
         }
     }
 

@@ -14,7 +14,7 @@ enum DatastoreLookup {
     /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
     static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
-        guard let envelope = try reads.get(idBytes, inTree: schema.layout.primary) else { return }
+        guard let envelope = try reads.get(rawKey: idBytes, inTree: schema.layout.primary) else { return }
         found(try schema.decode(envelope, id: Array(idBytes)))
     }
 

@@ -7,6 +7,9 @@ import StrataCore
 protocol DatastoreTreeReads {
     /// The value stored under `key` in the tree called `name`; nil if either is missing.
     func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView?
+    /// `get` for a key already in memory. Not generic over the key: called from unspecialized code
+    /// (a load by identifier), the generic one dispatches the key through its protocol too.
+    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView?
     /// Entries of the tree called `name` with `lower <= key < upper`, until `body` returns false;
     /// a missing tree is empty.
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
@@ -29,12 +32,20 @@ extension DatastoreTreeReads {
     }
 }
 
-extension ReadSnapshot: DatastoreTreeReads {}
+extension ReadSnapshot: DatastoreTreeReads {
+    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView? {
+        try get(key, inTree: name)
+    }
+}
 
 extension StoreReadContext: DatastoreTreeReads {
     func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView? {
         guard let tree = try tree(name) else { return nil }
         return try transaction.get(key, in: tree)
+    }
+
+    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView? {
+        try get(key, inTree: name)
     }
 
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,

@@ -56,7 +56,13 @@ enum InstanceEnvelope {
             bytes.count >= prefix.count && (prefix.isEmpty || memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
         }
         guard matchesCurrent else { return try decode(bytes, format: F.self) }
-        return try decodeCurrent(F.self, from: UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...]), coding: F.coding)
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...])
+        // The usual format (binary, no field evolution) goes straight to the decoder: each generic
+        // layer in between costs unspecialized calls and associated-type look-ups per instance.
+        if F.coding == .binary, case .none = F.fieldEvolution {
+            return try BinaryInstanceDecoder().decode(F.Instance.self, from: payload)
+        }
+        return try decodeCurrent(F.self, from: payload, coding: F.coding)
     }
 
     /// Decodes an envelope, migrating older versions and refusing newer ones.
