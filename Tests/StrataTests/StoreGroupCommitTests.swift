@@ -35,6 +35,10 @@ import StrataTestFixtures
         #expect(outcomes.count == written.count)
         try verify(books, written: written, outcomes: outcomes)
         #expect(try store.database.check().problems.isEmpty)
+        // One change-log entry per acknowledged write, none for a failed one, however they were
+        // grouped (a failed request's rolled-back entry must not shift or hide a later one's).
+        let logged = try store.database.read { try $0.record(of: $0.tree(BookFormat.name + "#log")).entries }
+        #expect(logged == UInt64(outcomes.values.filter { $0 }.count))
     }
 
     /// Writes that share one commit each append their own change-log entry: observers see every

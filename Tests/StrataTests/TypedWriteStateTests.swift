@@ -58,12 +58,14 @@ import StrataTestFixtures
         weak var weakWriter: DatastoreWriter<BookFormat>?
         weak var weakContext: StoreWriteContext?
         try store.write { tx in
-            let writer = tx[books]
-            #expect(tx[books] === writer)
+            let first = tx[books]
+            #expect(tx[books] === first)
             try tx[notes].persist(Note(id: UUID(), text: "between"))
             // Another datastore in between: a writer of the right type, whichever object it is.
             try tx[books].persist(Book(title: "Dune", authors: [], isbn: "isbn-1", shelf: 1))
-            weakWriter = writer
+            // The writer cached last (the one above was replaced when `notes` came in between).
+            weakWriter = tx[books]
+            #expect(weakWriter != nil)
             weakContext = tx
         }
         #expect(weakWriter == nil, "the cached writer outlived its transaction")
@@ -220,5 +222,40 @@ import StrataTestFixtures
         #expect(last - first >= ChangeLogTrimming.retention && last - first < ChangeLogTrimming.retention + ChangeLogTrimming.batch,
                 "kept generations \(first)...\(last)")
         #expect(try again.count == 1)
+    }
+
+    /// A datastore renamed onto a name whose log the store remembered takes an older log over:
+    /// the memory of that name is forgotten, so the older log's due entries are trimmed at the
+    /// next append, not up to `retention + batch` generations later.
+    @Test func trimMemoryIsForgottenWhenARenameTakesOverTheName() throws {
+        struct OldNotes: DatastoreFormat {
+            static let name = "old-notes"
+            typealias Instance = Note
+            typealias Identifier = UUID
+        }
+        struct RenamedNotes: DatastoreFormat {
+            static let name = "notes"
+            static let formerNames = ["old-notes"]
+            typealias Instance = Note
+            typealias Identifier = UUID
+        }
+        let store = try Store.inMemory()
+        try store.datastore(OldNotes.self).persist(Note(id: UUID(), text: "old"))
+        let (oldEntry, _) = try Self.logSpan("old-notes#log", in: store)
+        // More than `retention + batch` generations later, a `notes` log whose oldest entry the
+        // store remembers (its second append reads the committed log).
+        try store.database.write { _ = try $0.createTree("filler") }
+        for i in 0..<Int(ChangeLogTrimming.retention + ChangeLogTrimming.batch) + 10 {
+            try store.database.write { _ = try $0.put(Array("\(i)".utf8), [UInt8(1)], in: $0.tree("filler")) }
+        }
+        let notes = try store.datastore(NoteFormat.self)
+        try notes.persist(Note(id: UUID(), text: "1"))
+        try notes.persist(Note(id: UUID(), text: "2"))
+        #expect(try store.removeDatastore(named: "notes"))
+        let renamed = try store.datastore(RenamedNotes.self)
+        #expect(try Self.logSpan("notes#log", in: store).first == oldEntry)
+        try renamed.persist(Note(id: UUID(), text: "3"))
+        let (first, _) = try Self.logSpan("notes#log", in: store)
+        #expect(first > oldEntry, "the taken-over log's entry of generation \(oldEntry) is overdue and still there")
     }
 }

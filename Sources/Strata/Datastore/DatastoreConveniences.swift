@@ -140,7 +140,9 @@ extension StoreWriteContext {
         for treeName in try layout.treeNames(in: transaction) where treeName != layout.log && treeName != layout.info {
             try write.clear(try write.tree(treeName))
         }
-        for idBytes in identifiers { try appendChange(ChangeLogKind.deleted.rawValue, idBytes: idBytes, toLog: layout.log) }
+        // One appender for the whole loop: `changeLog(_:)` searches the context's list of logs.
+        let log = changeLog(layout.log)
+        for idBytes in identifiers { try log.append(ChangeLogKind.deleted.rawValue, idBytes: idBytes, in: self) }
         return identifiers.count
     }
 }

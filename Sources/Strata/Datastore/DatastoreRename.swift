@@ -21,6 +21,9 @@ enum DatastoreRename {
                     let suffix = treeName.dropFirst(former.count)
                     try context.write.renameTree(try context.write.tree(treeName), to: current.name + suffix)
                 }
+                // The name's change log is now the former datastore's, whose oldest entry may be
+                // older than anything remembered under the name.
+                writable.changeLogMemory.forget(current.log)
                 return F.name
             }
         }

@@ -11,7 +11,9 @@ final class DatastoreTrees {
     /// and another one allocated at its address while the context lives.
     private let schema: AnyObject
     // No runtime exclusivity checks on these (read on every write): a context and what it holds
-    // are used by its transaction's thread only, and no access to them overlaps another.
+    // are used by one thread at a time (an async body may resume on another pool thread, and a
+    // group commit runs each request's body on the leader's thread, both with a happens-before
+    // hand-over), and no access to them overlaps another.
     @exclusivity(unchecked) private var primaryTree: Tree?
     @exclusivity(unchecked) private var indexTrees: [Tree?] = []
     let log: ChangeLogAppender

@@ -9,8 +9,10 @@ import Synchronization
 /// rollback takes back), and a log's oldest entry only ever grows afterwards: entries are
 /// appended with the newest generation and removed from the old end; a log dropped and created
 /// again starts at a newer generation. A value that is too low only costs a read of the log.
-/// (Raw engine calls that rename an older tree onto a log's name could make it too high; the
-/// only effect would be trimming that comes at most `retention + batch` generations late.)
+/// A rename breaks the "only grows" rule (an older log takes over the name), so the typed layer
+/// forgets the name when it renames a datastore (`DatastoreRename`). Raw engine calls that rename
+/// an older tree onto a log's name bypass that; the only effect would be trimming that comes at
+/// most `retention + batch` generations late, never an entry lost (the trim itself reads the log).
 final class ChangeLogMemory: Sendable {
     private let oldest = Mutex<[String: UInt64]>([:])
 
@@ -20,5 +22,11 @@ final class ChangeLogMemory: Sendable {
     /// Records that `log` held no entry older than `generation` in a committed state.
     func remember(oldestGeneration generation: UInt64, of log: String) {
         oldest.withLock { $0[log] = generation }
+    }
+
+    /// Forgets what was known about `log` (its name now holds another, possibly older, log).
+    /// Always safe: the next append reads the log and remembers afresh.
+    func forget(_ log: String) {
+        oldest.withLock { _ = $0.removeValue(forKey: log) }
     }
 }

@@ -62,7 +62,7 @@ struct ChangeLogKey: Equatable, BytesConvertible {
 final class ChangeLogAppender {
     let logName: String
     private let memory: ChangeLogMemory
-    // No runtime exclusivity checks (see `DatastoreTrees`): one thread, no overlapping access.
+    // No runtime exclusivity checks (see `DatastoreTrees`): one thread at a time, no overlapping access.
     @exclusivity(unchecked) private var tree: Tree?
     @exclusivity(unchecked) private var nextSequence: UInt32?
     /// The value being appended, `kind ++ identifier`, built in storage reused from one append to

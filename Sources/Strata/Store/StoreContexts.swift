@@ -44,8 +44,9 @@ public final class StoreWriteContext: StoreReadContext {
     /// ends (`endBody`), after which nothing is cached. A writer keeps no state of its own that a
     /// savepoint, a dropped or renamed datastore could make stale: its trees are re-checked on
     /// every use (`DatastoreTrees`).
-    /// (No runtime exclusivity checks on the context's state: only the thread running its
-    /// transaction uses it, and no access to it overlaps another.)
+    /// (No runtime exclusivity checks on the context's state: one thread at a time uses it — the
+    /// one running its transaction's body, handed over with a happens-before edge when an async
+    /// body resumes elsewhere — and no access to it overlaps another.)
     @exclusivity(unchecked) private var lastWriter: (schema: ObjectIdentifier, writer: AnyObject)?
     @exclusivity(unchecked) private var isBodyRunning = true
 
