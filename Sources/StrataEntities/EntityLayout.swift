@@ -30,9 +30,11 @@ import StrataCore
 ///
 /// Why one `entries` tree for an entity's header and its whole history: everything about one
 /// entity is contiguous, usually on one leaf. Setting a property dirties that leaf once (the new
-/// entry and the rewritten header land there), and a write puts the header first, then the new
-/// history entries (which sort after it): the engine remembers the header's leaf, so the
-/// entries after it skip the descent (see `EntityWriteContext.stagedEntity`). This is an order
+/// entry and the rewritten header land there). A create or a `set` puts the header first, then
+/// the new history entries (which sort after it): the engine remembers the header's leaf, so the
+/// entries after it skip the descent (see `EntityWriteContext.stagedEntity`); `add`, `remove`,
+/// an import and the link removals of a delete put their entries as they go and the header
+/// when the operation finishes. This is an order
 /// of writes, not a change of layout: stores of layouts 2 and 3 read and write as before.
 /// The current entry of a key is the last entry of its range (entries sort by datestamp, then
 /// sequence), and the header keeps a copy of each current entry (see `RecordHeader`), so

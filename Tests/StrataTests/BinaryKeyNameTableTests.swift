@@ -4,29 +4,18 @@ import Testing
 
 // Field look-ups find a key's name by the key's bits once learned (`BinaryKeyNameTable`). These
 // tests pin that learned names never mix up keys: keys asked in any order, more keys than the
-// table holds, key types that are not plain bits, and two key types of one shape.
+// table holds, key types that do not qualify (not enums, not plain bits), and two key types of
+// one shape.
 
-/// A plain-bits key (2 bytes) whose name is computed from its value.
-private struct SlotKey: CodingKey, Equatable {
-    let slot: UInt16
-    init(_ slot: UInt16) { self.slot = slot }
-    init?(stringValue: String) {
-        guard stringValue.hasPrefix("slot"), let slot = UInt16(stringValue.dropFirst(4)) else { return nil }
-        self.slot = slot
-    }
-    init?(intValue: Int) { nil }
-    var stringValue: String { "slot\(slot)" }
-    var intValue: Int? { nil }
+/// A synthesized-`CodingKeys`-like enum of 40 cases (1 byte of plain bits; names "slot0"...).
+private enum SlotKey: CodingKey, CaseIterable {
+    case slot0, slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22, slot23, slot24, slot25, slot26, slot27, slot28, slot29, slot30, slot31, slot32, slot33, slot34, slot35, slot36, slot37, slot38, slot39
+    init(_ slot: UInt16) { self = SlotKey.allCases[Int(slot)] }
 }
 
 /// Same layout as `SlotKey`, other names: a table is per key type.
-private struct OtherSlotKey: CodingKey {
-    let slot: UInt16
-    init(_ slot: UInt16) { self.slot = slot }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { nil }
-    var stringValue: String { "other\(slot)" }
-    var intValue: Int? { nil }
+private enum OtherSlotKey: CodingKey, CaseIterable {
+    case other0, other1, other2, other3, other4, other5, other6, other7, other8, other9, other10, other11, other12, other13, other14, other15, other16, other17, other18, other19, other20, other21, other22, other23, other24, other25, other26, other27, other28, other29, other30, other31, other32, other33, other34, other35, other36, other37, other38, other39
 }
 
 /// `slotCount` integer fields written in slot order and read in the order `readOrder` gives
@@ -46,7 +35,7 @@ private struct Slots: Codable, Equatable {
         }
         // Names of another key type with the same bits are not confused with these.
         if let other = try? decoder.container(keyedBy: OtherSlotKey.self) {
-            #expect(try other.decodeIfPresent(Int.self, forKey: OtherSlotKey(0)) == nil)
+            #expect(try other.decodeIfPresent(Int.self, forKey: OtherSlotKey.other0) == nil)
         }
     }
 
@@ -80,6 +69,35 @@ struct BinaryKeyNameTableTests {
             let bytes = try encoder.encode(Slots(values: values))
             #expect(try decoder.decode(Slots.self, from: bytes) == Slots(values: values))
         }
+    }
+
+    /// A struct key whose name is looked up from a table that changes (a schema reloaded): its
+    /// bits do not identify its name, so it must be asked for its name every time, never served
+    /// a name remembered from an earlier decode on this thread.
+    @Test func structKeysAreAskedForTheirNamesEveryTime() throws {
+        final class Names: @unchecked Sendable { var current = ["alpha", "beta"] }
+        let names = Names()
+        struct IndexKey: CodingKey {
+            nonisolated(unsafe) static var names: Names?
+            let index: UInt8
+            init(_ index: UInt8) { self.index = index }
+            init?(stringValue: String) { nil }
+            init?(intValue: Int) { nil }
+            var stringValue: String { IndexKey.names!.current[Int(index)] }
+            var intValue: Int? { nil }
+        }
+        struct Reader: Decodable {
+            let first: Int?
+            init(from decoder: any Decoder) throws {
+                first = try decoder.container(keyedBy: IndexKey.self).decodeIfPresent(Int.self, forKey: IndexKey(0))
+            }
+        }
+        IndexKey.names = names
+        let bytes = try BinaryInstanceEncoder().encode(["alpha": 1, "beta": 2])
+        let decoder = BinaryInstanceDecoder()
+        #expect(try decoder.decode(Reader.self, from: bytes).first == 1)
+        names.current = ["beta", "alpha"]
+        #expect(try decoder.decode(Reader.self, from: bytes).first == 2, "a remembered name read the wrong field")
     }
 
     @Test func keysThatAreNotPlainBitsUseTheirNames() throws {

@@ -142,11 +142,18 @@ struct BinaryDecodingState {
         return state
     }
 
-    /// Forgets the finished decode: its input, path nodes (keeping the capacity) and container
-    /// state chunks. Cheap when the decode built neither.
+    /// Path nodes a pooled state keeps room for between decodes; a decode that needed more (one
+    /// node per nested value: a long array of structs) gives its memory back instead of pinning
+    /// its peak for the thread's life.
+    static let keptPathNodeCapacity = 4096
+
+    /// Forgets the finished decode: its input, path nodes (keeping a bounded capacity) and
+    /// container state chunks. Cheap when the decode built neither.
     mutating func reset() {
         buffer = UnsafeRawBufferPointer(start: nil, count: 0)
-        if !pathNodes.isEmpty { pathNodes.removeAll(keepingCapacity: true) }
+        if !pathNodes.isEmpty {
+            pathNodes.removeAll(keepingCapacity: pathNodes.capacity <= Self.keptPathNodeCapacity)
+        }
         if !stateChunks.isEmpty {
             for chunk in stateChunks { chunk.deallocate() }
             stateChunks.removeAll(keepingCapacity: true)

@@ -1,16 +1,17 @@
-/// The UTF-8 names (`stringValue`s) of one key type's keys, learned once per thread and found
-/// again by the key's bits, so that looking a field up costs no `stringValue` call, no `String`
+/// The UTF-8 names (`stringValue`s) of one key type's keys, learned once per container-cache entry
+/// (at most a few per thread and key type) and found again by the key's bits, so that looking a field up costs no `stringValue` call, no `String`
 /// and no retain/release.
 ///
 /// Why: the synthesized `init(from:)` passes each key as a value of its `CodingKeys` enum; asking
 /// it for its `stringValue` (a witness call building a `String`, then reading its bytes) was a
 /// tenth of decoding a field.
 ///
-/// Which keys: only key types whose values are plain bits of 1, 2, 4 or 8 bytes (`_isPOD`: enums
-/// without payloads, such as every synthesized `CodingKeys`, and small structs of integers).
-/// That a key's `stringValue` is a function of its value is part of what `CodingKey` means; two
-/// values with the same bits are the same value. Other key types (those holding a `String`, say)
-/// are asked for their `stringValue` every time, as before.
+/// Which keys: only enums of plain bits of at most 2 bytes (`_isPOD`, `Mirror`'s `.enum`): every
+/// synthesized `CodingKeys` (0 bytes for one case, 1 or 2 for more). Their bits name the case,
+/// and a case's `stringValue` is fixed. A struct of integers is excluded on purpose: its bits can
+/// be an index into a table that changes (a schema reloaded), or a pointer whose address is
+/// reused, and a remembered name would then silently read the wrong field. Other key types are
+/// asked for their `stringValue` every time, as before.
 ///
 /// Owned by one `BinaryKeyedContainerCache` entry (one thread, one key type); plain pointers.
 struct BinaryKeyNameTable {
@@ -21,6 +22,8 @@ struct BinaryKeyNameTable {
     private var count = 0
     /// Where the next look-up starts: keys are usually asked in declaration order.
     private var next = 0
+    /// Whether the table's key type qualifies (see above); decided at its first key.
+    private var keyTypeQualifies: Bool?
 
     static func allocate() -> UnsafeMutablePointer<BinaryKeyNameTable> {
         let table = UnsafeMutablePointer<BinaryKeyNameTable>.allocate(capacity: 1)
@@ -47,6 +50,8 @@ struct BinaryKeyNameTable {
     @inline(__always)
     mutating func name<Key: CodingKey>(of key: Key) -> UnsafeRawBufferPointer? {
         guard let keyBits = Self.bits(of: key) else { return nil }
+        if keyTypeQualifies == nil { keyTypeQualifies = Mirror(reflecting: key).displayStyle == .enum }
+        guard keyTypeQualifies == true else { return nil }
         if next < count, bits[next] == keyBits {
             next += 1
             return names[next - 1]
@@ -54,17 +59,16 @@ struct BinaryKeyNameTable {
         return find(keyBits) ?? learn(key, bits: keyBits)
     }
 
-    /// The key's bits, zero-extended; nil unless `Key` is plain bits of 1, 2, 4 or 8 bytes.
+    /// The key's bits, zero-extended; nil unless `Key` is plain bits of 0, 1 or 2 bytes.
     @inline(__always)
     private static func bits<Key: CodingKey>(of key: Key) -> UInt64? {
         guard _isPOD(Key.self) else { return nil }
         // `unsafeBitCast` of a value of a matching size is a plain load here, where
         // `withUnsafeBytes(of:)` on an unspecialized type is an outlined call with a closure.
         switch MemoryLayout<Key>.size {
+        case 0: return 0
         case 1: return UInt64(unsafeBitCast(key, to: UInt8.self))
         case 2: return UInt64(unsafeBitCast(key, to: UInt16.self))
-        case 4: return UInt64(unsafeBitCast(key, to: UInt32.self))
-        case 8: return unsafeBitCast(key, to: UInt64.self)
         default: return nil
         }
     }

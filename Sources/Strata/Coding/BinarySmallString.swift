@@ -55,7 +55,9 @@ enum BinarySmallString {
     /// Whether `build` gives exactly what the standard library gives (see the type's comment).
     static let isAvailable: Bool = {
         guard MemoryLayout<String>.size == 16, MemoryLayout<(UInt64, UInt64)>.size == 16 else { return false }
-        let sample = Array("Strata small str".utf8)  // 16 ASCII bytes
+        // 16 ASCII bytes including the edges of the range (0x00, 0x01, 0x7F), so that a future
+        // layout whose flags depend on the byte values is caught here, at run time.
+        let sample: [UInt8] = Array("Strata s".utf8) + [0x00, 0x01, 0x7F, 0x20] + Array("str~".utf8)
         for count in 0...15 {
             let matches = sample.withUnsafeBytes { all in
                 let bytes = UnsafeRawBufferPointer(rebasing: all[..<count])

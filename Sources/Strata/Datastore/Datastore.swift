@@ -58,7 +58,10 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         // One lookup: a snapshot without the transaction and context objects of `store.read`, and
         // a key lent from the stack for fixed-width identifiers (`withOrderedKeyBytes`).
         try store.database.withSnapshot { snapshot in
-            try id.withOrderedKeyBytes { try DatastoreLookup.load(idBytes: $0, schema: schema, in: snapshot, found: found) }
+            try id.withOrderedKeyBytes { idBytes in
+                assert(idBytes.elementsEqual(id.orderedKeyBytes), "\(F.Identifier.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
+                try DatastoreLookup.load(idBytes: idBytes, schema: schema, in: snapshot, found: found)
+            }
         }
     }
 
