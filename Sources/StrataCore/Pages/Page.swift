@@ -138,14 +138,13 @@ struct Page {
     /// nothing (a valid heap with holes answers `false` too).
     ///
     /// One pass reads each node's slot offset and header with one bounds check, sums the node
-    /// sizes, and marks each node's first byte in `starts` and its last byte in `lasts` (bitmaps,
-    /// one bit per byte of the page: 1 KiB for both at 4 KiB pages, on the stack). The heap is
-    /// tiled exactly when
+    /// sizes, marks each node's start in `starts` (a bitmap, one bit per byte of the page) and
+    /// keeps its end in `ends`; a second pass looks each end up in `starts` (both on the stack at
+    /// 4 KiB pages). The heap is tiled exactly when
     /// 1. every node lies in `upper..<size` (checked per node; each is non-empty: headers are
     ///    8 or 10 bytes),
     /// 2. a node starts at `upper` (or there are no nodes and `upper == size`),
-    /// 3. every node ends at `size` or where some node starts (`lasts` without bit `size - 1`,
-    ///    shifted up by one bit, is a subset of `starts`),
+    /// 3. every node ends at `size` or where some node starts,
     /// 4. the node sizes add up to `size - upper`.
     /// Proof: (1-3) leave no uncovered byte: take the lowest byte `p` of a gap; `p == upper` is
     /// covered by (2); otherwise byte `p - 1` is covered by a node that must end at `p`, so by (3)
@@ -162,11 +161,11 @@ struct Page {
         let headerSize = isLeaf ? PageLayout.leafNodeHeader : PageLayout.branchNodeHeader
         let words = size &>> 6 // page sizes are multiples of 64
         let firstWord = upper &>> 6
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 &* words) { bitmaps -> Bool in
-            let starts = bitmaps.baseAddress!, lasts = starts + words
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words) { bitmap -> Bool in
+          withUnsafeTemporaryAllocation(of: UInt16.self, capacity: count) { endBuffer -> Bool in
+            let starts = bitmap.baseAddress!, ends = endBuffer.baseAddress!
             // Only words the heap can touch are read below.
             (starts + firstWord).initialize(repeating: 0, count: words &- firstWord)
-            (lasts + firstWord).initialize(repeating: 0, count: words &- firstWord)
             let slots = base + PageLayout.headerSize
             var total = 0
             for index in 0..<count {
@@ -186,20 +185,15 @@ struct Page {
                 guard end <= size, end &- start &+ 2 <= largest else { return false }
                 total &+= end &- start
                 starts[start &>> 6] |= 1 &<< UInt64(start & 63)
-                let last = end &- 1
-                lasts[last &>> 6] |= 1 &<< UInt64(last & 63)
+                ends[index] = UInt16(truncatingIfNeeded: end) // <= size <= 32768
             }
             guard total == size &- upper, starts[firstWord] & (1 &<< UInt64(upper & 63)) != 0 else { return false }
-            lasts[words &- 1] &= ~(1 &<< 63) // the node that ends at the page end
-            // Bit i of `lasts` moves to bit i + 1 (the byte after the node), carried across words;
-            // nothing carries out of the last word, whose top bit was just cleared.
-            var stray: UInt64 = 0, carry: UInt64 = 0
-            for word in firstWord..<words {
-                let next = lasts[word] &<< 1 | carry
-                carry = lasts[word] &>> 63
-                stray |= next & ~starts[word]
+            for index in 0..<count {
+                let end = Int(ends[index])
+                guard end == size || starts[end &>> 6] & (1 &<< UInt64(end & 63)) != 0 else { return false }
             }
-            return stray == 0
+            return true
+          }
         }
     }
 
