@@ -118,10 +118,88 @@ struct Page {
         return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
     }
 
-    /// A full check of the node heap: every node inside `upper..<size` and no two overlapping.
-    /// Reads only validate what they touch; a page about to be modified (copied by a write
-    /// transaction) is checked whole, so the editing code can rely on sizes adding up.
+    /// A full check of the node heap: every node inside `upper..<size`, at most a third of a page
+    /// (`PageLayout.maximumNodeSize`, splits rely on it) and no two overlapping. Reads only
+    /// validate what they touch; a page about to be modified (copied by a write transaction) is
+    /// checked whole, so the editing code can rely on sizes adding up.
+    ///
+    /// Throws `StrataError.corruptPage` naming the first violation. Pages Strata writes are packed
+    /// (`PageBuffer` leaves no holes), which `heapIsPacked` proves in one pass; any other heap,
+    /// valid with holes or corrupt, gets the exact check `validateHeapNodeByNode`, which also
+    /// words the error.
     func validateHeap() throws {
+        if heapIsPacked() { return }
+        try validateHeapNodeByNode()
+    }
+
+    /// Whether the heap is exactly tiled by its nodes: every node individually valid (inside
+    /// `upper..<size`, no larger than `maximumNodeSize`) and, together, covering `upper..<size`
+    /// with no byte twice. `true` proves everything `validateHeap` promises; `false` proves
+    /// nothing (a valid heap with holes answers `false` too).
+    ///
+    /// One pass reads each node's slot offset and header with one bounds check, sums the node
+    /// sizes, marks each node's start in `starts` (a bitmap, one bit per byte of the page) and
+    /// keeps its end in `ends`; a second pass looks each end up in `starts` (both on the stack at
+    /// 4 KiB pages). The heap is tiled exactly when
+    /// 1. every node lies in `upper..<size` (checked per node; each is non-empty: headers are
+    ///    8 or 10 bytes),
+    /// 2. a node starts at `upper` (or there are no nodes and `upper == size`),
+    /// 3. every node ends at `size` or where some node starts,
+    /// 4. the node sizes add up to `size - upper`.
+    /// Proof: (1-3) leave no uncovered byte: take the lowest byte `p` of a gap; `p == upper` is
+    /// covered by (2); otherwise byte `p - 1` is covered by a node that must end at `p`, so by (3)
+    /// a node starts at `p` and covers it. So the union of the nodes is `upper..<size`, whose
+    /// length (4) says equals the sum of their lengths: no byte is counted twice, no overlap.
+    /// Every condition is needed: without (3) two overlapping nodes can hide a gap of the same
+    /// length from (4) (nodes 100..<120 and 110..<130 and a gap 130..<140 add up to 100..<140),
+    /// and without (2) the gap can sit at `upper`.
+    func heapIsPacked() -> Bool {
+        let upper = self.upper, size = self.size, count = self.count
+        guard count > 0 else { return upper == size }
+        let largest = PageLayout.maximumNodeSize(pageSize: size)
+        let isLeaf = kind == .leaf
+        let headerSize = isLeaf ? PageLayout.leafNodeHeader : PageLayout.branchNodeHeader
+        let words = size &>> 6 // page sizes are multiples of 64
+        let firstWord = upper &>> 6
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words) { bitmap -> Bool in
+          withUnsafeTemporaryAllocation(of: UInt16.self, capacity: count) { endBuffer -> Bool in
+            let starts = bitmap.baseAddress!, ends = endBuffer.baseAddress!
+            // Only words the heap can touch are read below.
+            (starts + firstWord).initialize(repeating: 0, count: words &- firstWord)
+            let slots = base + PageLayout.headerSize
+            var total = 0
+            for index in 0..<count {
+                let start = Int(slots.loadUnaligned(fromByteOffset: index &* 2, as: UInt16.self))
+                guard start >= upper, start &+ headerSize <= size else { return false }
+                let node = base + start
+                let end: Int
+                if isLeaf {
+                    let keyLength = Int(node.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+                    let payload = node.load(as: UInt8.self) & LeafFlags.overflow != 0
+                        ? 8 : Int(node.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+                    end = start &+ PageLayout.leafNodeHeader &+ keyLength &+ payload
+                } else {
+                    end = start &+ PageLayout.branchNodeHeader &+ Int(node.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+                }
+                // `end - start + 2`: the node and its slot, as `validateHeapNodeByNode` counts.
+                guard end <= size, end &- start &+ 2 <= largest else { return false }
+                total &+= end &- start
+                starts[start &>> 6] |= 1 &<< UInt64(start & 63)
+                ends[index] = UInt16(truncatingIfNeeded: end) // <= size <= 32768
+            }
+            guard total == size &- upper, starts[firstWord] & (1 &<< UInt64(upper & 63)) != 0 else { return false }
+            for index in 0..<count {
+                let end = Int(ends[index])
+                guard end == size || starts[end &>> 6] & (1 &<< UInt64(end & 63)) != 0 else { return false }
+            }
+            return true
+          }
+        }
+    }
+
+    /// The exact check for any heap, packed or not (the only one before `heapIsPacked`), node by
+    /// node through the checked accessors so that the error names the node and the reason.
+    func validateHeapNodeByNode() throws {
         let upper = self.upper
         let largest = PageLayout.maximumNodeSize(pageSize: size)
         // Two nodes overlap exactly when one starts at the other's start or inside it. A bitmap of
@@ -146,12 +224,15 @@ struct Page {
                         throw StrataError.corruptPage(page: number, reason: "node \(index) is larger than any node Strata writes")
                     }
                     let (word, bit) = (start >> 6, UInt64(1) << UInt64(start & 63))
-                    guard starts[word] & bit == 0 else { throw StrataError.corruptPage(page: number, reason: "nodes overlap") }
+                    guard starts[word] & bit == 0 else {
+                        throw StrataError.corruptPage(page: number, reason: "node \(index) starts where another node starts (\(start))")
+                    }
                     starts[word] |= bit
                     spans[index] = UInt32(start) << 16 | UInt32(end) // both <= 32768
                 }
-                for span in spans[0..<count] where Page.anyBit(in: starts, from: Int(span >> 16) + 1, to: Int(span & 0xFFFF)) {
-                    throw StrataError.corruptPage(page: number, reason: "nodes overlap")
+                for (index, span) in spans[0..<count].enumerated()
+                where Page.anyBit(in: starts, from: Int(span >> 16) + 1, to: Int(span & 0xFFFF)) {
+                    throw StrataError.corruptPage(page: number, reason: "another node starts inside node \(index) (\(span >> 16)..<\(span & 0xFFFF))")
                 }
             }
         }
