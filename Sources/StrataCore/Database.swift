@@ -63,26 +63,29 @@ public final class Database: Sendable {
         let writeQueue = WriteQueue()
         /// The thread running a write transaction (to refuse nested writes instead of deadlocking).
         let owner = Atomic<UInt>(0)
-        var committed: MetaPage
-        var fileSize: UInt64
-        var lastReap: UInt64 = 0
-        var lastLongReaderCheck: UInt64 = 0
+        // The variables below are exempt from runtime exclusivity checks (several per put and
+        // commit): they are touched only under `lock`, by one thread at a time, and no access to
+        // them is held across a call that reaches them again.
+        @exclusivity(unchecked) var committed: MetaPage
+        @exclusivity(unchecked) var fileSize: UInt64
+        @exclusivity(unchecked) var lastReap: UInt64 = 0
+        @exclusivity(unchecked) var lastLongReaderCheck: UInt64 = 0
         /// Set when a failed commit could not be undone on disk: this handle refuses further
         /// writes; reopening the store resolves which generation is current.
-        var isPoisoned = false
+        @exclusivity(unchecked) var isPoisoned = false
         /// `close()` was called from inside the write transaction: release the locks at its end.
-        var releaseLocksWhenDone = false
+        @exclusivity(unchecked) var releaseLocksWhenDone = false
         /// Pages this session took at the file's end to keep a commit's pages together while
         /// reusable ones were on hand (see `PageAllocator.freshPageBudget`).
-        var freshPagesTaken = 0
+        @exclusivity(unchecked) var freshPagesTaken = 0
         /// Pages the last commit of this session wrote: a transaction after a large one does not
         /// take pages at the file's end for runs (it is likely large too, and scattered anyway).
-        var lastCommitPages = 0
+        @exclusivity(unchecked) var lastCommitPages = 0
         /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
-        var lastCommit = DirtyPages()
+        @exclusivity(unchecked) var lastCommit = DirtyPages()
 
         /// Single-page buffers of finished transactions, reused instead of reallocated.
-        private var spareBuffers: [PageBuffer] = []
+        @exclusivity(unchecked) private var spareBuffers: [PageBuffer] = []
         private static let spareLimit = 4096
 
         init(committed: MetaPage, fileSize: UInt64) {

@@ -25,13 +25,14 @@ final class PageAccess {
     /// snapshots the writer is known to protect, the snapshot's generation for the others.
     @exclusivity(unchecked) private(set) var newestTransaction: UInt64
     /// Incremented by every modification; cursors compare it to detect that their pages moved.
-    var modificationCount = 0
+    /// (Unchecked for the reason `dirty` is.)
+    @exclusivity(unchecked) var modificationCount = 0
     /// Incremented when the transaction or snapshot using this access ends. A cursor remembers
     /// the lease it was made in and refuses to move once it changed: after the end its snapshot's
     /// pages are no longer pinned (a read) or its dirty buffers are recycled (a write), and a
     /// pooled access may already serve another snapshot. It only grows, so a stale cursor can
-    /// never match again.
-    private(set) var lease = 0
+    /// never match again. (Unchecked for the reason `dirty` is.)
+    @exclusivity(unchecked) private(set) var lease = 0
 
     /// Ends the current lease: cursors and scans made under it stop working.
     func endLease() {
