@@ -14,7 +14,9 @@ enum EntityASCIIString {
         guard payloadCount >= 0, raw[payloadCount] == 0, raw[payloadCount + 1] == 0 else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: raw[0..<payloadCount])
         guard isPlainASCII(payload) else { return nil }
-        return String(decoding: payload, as: UTF8.self)
+        // As typed bytes: the standard library's fast path takes a buffer of `UInt8`, while a raw
+        // buffer went through its generic (element by element) path.
+        return String(decoding: payload.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
     /// Whether every byte lies in 0x01...0x7F: eight bytes at a time, then the rest one by one.

@@ -53,6 +53,11 @@ extension PropertyEntry {
             if raw[2] == EntityValueCoding.stringTag, let string = EntityASCIIString.decode(wholeEncoding: UnsafeRawBufferPointer(rebasing: raw[3...])) {
                 return PropertyEntry(.string(string), datestamp: datestamp)
             }
+            // The next commonest, an unlabelled integer (the whole rest of the body).
+            if raw[2] == EntityValueCoding.intTag, raw.count == 3 + MemoryLayout<Int64>.size {
+                var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[3...]))
+                return PropertyEntry(.int(try reader.read(Int.self)), datestamp: datestamp)
+            }
             var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
             return try decodeValue(from: &reader, datestamp: datestamp, label: nil)
         }
