@@ -63,13 +63,17 @@ public class EntityReadContext {
 
     /// The last type label decoded: entities read together are mostly of one type, and a
     /// byte comparison is cheaper than decoding (and validating) the label again.
-    private var lastType: (encoded: [UInt8], name: String)?
+    /// (Two fields, not an optional pair: the check then reads them in place instead of copying
+    /// the pair, a retain and release of both, per header.)
+    private var lastTypeEncoding: [UInt8] = []
+    private var lastTypeName: String?
 
     /// The type label whose ordered encoding is `raw`.
     func typeName(_ raw: UnsafeRawBufferPointer) throws -> String {
-        if let lastType, lastType.encoded.withUnsafeBytes({ RecordHeader.equal($0, raw) }) { return lastType.name }
+        if let name = lastTypeName, lastTypeEncoding.withUnsafeBytes({ RecordHeader.equal($0, raw) }) { return name }
         let name = try RecordHeader.decodeName(raw)
-        lastType = (Array(raw), name)
+        lastTypeEncoding = Array(raw)
+        lastTypeName = name
         return name
     }
 

@@ -49,6 +49,15 @@ extension PropertyEntry {
     static func decodeBody(_ raw: UnsafeRawBufferPointer, datestamp: Date) throws -> PropertyEntry {
         // Most entries have no label: skip its empty encoding without building a string.
         if raw.count >= 3 && raw[0] == 0 && raw[1] == 0 {
+            // The commonest value, an unlabelled short ASCII string, without the general decoder.
+            if raw[2] == EntityValueCoding.stringTag, let string = EntityASCIIString.decode(wholeEncoding: UnsafeRawBufferPointer(rebasing: raw[3...])) {
+                return PropertyEntry(.string(string), datestamp: datestamp)
+            }
+            // The next commonest, an unlabelled integer (the whole rest of the body).
+            if raw[2] == EntityValueCoding.intTag, raw.count == 3 + MemoryLayout<Int64>.size {
+                var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[3...]))
+                return PropertyEntry(.int(try reader.read(Int.self)), datestamp: datestamp)
+            }
             var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
             return try decodeValue(from: &reader, datestamp: datestamp, label: nil)
         }

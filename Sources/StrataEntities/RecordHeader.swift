@@ -136,6 +136,7 @@ struct RecordHeader: Equatable {
 
     /// Decodes a whole ordered string (a property key or type label).
     static func decodeName(_ raw: UnsafeRawBufferPointer) throws -> String {
+        if let ascii = EntityASCIIString.decode(wholeEncoding: raw) { return ascii }
         var reader = OrderedKeyReader(raw)
         let name = try reader.read(String.self)
         try reader.expectEnd()
