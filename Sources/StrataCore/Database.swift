@@ -73,8 +73,10 @@ public final class Database: Sendable {
         /// Set when a failed commit could not be undone on disk: this handle refuses further
         /// writes; reopening the store resolves which generation is current.
         @exclusivity(unchecked) var isPoisoned = false
-        /// `close()` was called from inside the write transaction: release the locks at its end.
-        @exclusivity(unchecked) var releaseLocksWhenDone = false
+        /// `close()` was called while a write transaction held `lock`: the transaction releases the
+        /// process's writer locks when it ends (`releaseWriter`). Atomic: `close()` sets it from
+        /// any thread without the lock.
+        let releaseLocksWhenDone = Atomic<Bool>(false)
         /// Pages this session took at the file's end to keep a commit's pages together while
         /// reusable ones were on hand (see `PageAllocator.freshPageBudget`).
         @exclusivity(unchecked) var freshPagesTaken = 0
@@ -205,16 +207,27 @@ public final class Database: Sendable {
     }
 
     /// Releases the writer lock (read-write handles) and idle reader slots. Transactions already
-    /// running may finish; new ones throw `StrataError.closed`.
+    /// running may finish; new ones throw `StrataError.closed`. Never waits: a write transaction
+    /// running at the time (even the one whose body calls `close()`, sync or async) releases the
+    /// writer lock when it ends.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if let writer {
-            if writer.owner.load(ordering: .relaxed) == UInt(pthread_self()) {
-                // Called inside this thread's own write transaction: waiting for it would deadlock.
-                // The locks go when that transaction ends (see `releaseWriter`).
-                writer.releaseLocksWhenDone = true
+            // Never wait for a running write transaction: close() may be called from inside its
+            // body — on the thread that runs it, or from an async body whose transaction belongs
+            // to another thread (waiting would deadlock, on the cooperative pool at that). A
+            // running transaction releases the locks when it ends instead (`releaseWriter`).
+            if writer.lock.tryLock() {
+                releaseWriterLocks()
+                writer.lock.unlock()
             } else {
-                writer.lock.withLock { releaseWriterLocks() }
+                writer.releaseLocksWhenDone.store(true, ordering: .sequentiallyConsistent)
+                // The transaction may have ended between the two looks, before it read the flag;
+                // the exchange makes sure exactly one side releases the locks.
+                if writer.lock.tryLock() {
+                    if writer.releaseLocksWhenDone.exchange(false, ordering: .sequentiallyConsistent) { releaseWriterLocks() }
+                    writer.lock.unlock()
+                }
             }
         }
         idleSnapshots.drain() // gives their sticky slots back, idle: before idle slots are released
@@ -388,8 +401,7 @@ public final class Database: Sendable {
 
     func releaseWriter(_ writer: WriterSession) {
         writer.owner.store(0, ordering: .relaxed)
-        if writer.releaseLocksWhenDone {
-            writer.releaseLocksWhenDone = false
+        if writer.releaseLocksWhenDone.exchange(false, ordering: .sequentiallyConsistent) {
             releaseWriterLocks()
         }
         writer.lock.unlock()

@@ -135,6 +135,23 @@ private struct Refused: Error {}
         #expect(try books.count == 1)
     }
 
+    /// `database.close()` inside an async write body: the transaction belongs to another thread,
+    /// so close() waited for the writer lock that the body's own transaction held (a hang, on the
+    /// cooperative pool). It returns at once; the write commits, and the lock goes with its end.
+    @Test func closingInsideAnAsyncWriteBodyDoesNotHang() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        try await store.write { tx in
+            try tx[books].persist(sampleBooks()[0])
+            await Task.yield()
+            store.database.close()
+        }
+        let reopened = try Store(at: dir.path) // the writer lock was released
+        defer { reopened.database.close() }
+        #expect(try reopened.datastore(BookFormat.self).count == 1)
+    }
+
     @Test func concurrentAsyncWritesSerialize() async throws {
         let store = try Store.inMemory()
         let books = try store.datastore(BookFormat.self)

@@ -139,8 +139,9 @@ struct Page {
     ///
     /// One pass reads each node's slot offset and header with one bounds check, sums the node
     /// sizes, marks each node's start in `starts` (a bitmap, one bit per byte of the page) and
-    /// keeps its end in `ends`; a second pass looks each end up in `starts` (both on the stack at
-    /// 4 KiB pages). The heap is tiled exactly when
+    /// keeps its end in `ends`; a second pass looks each end up in `starts` (both on the stack for
+    /// 4 KiB pages with the node counts Strata writes; a larger page or a corrupt count may put
+    /// them on the heap, which is only slower). The heap is tiled exactly when
     /// 1. every node lies in `upper..<size` (checked per node; each is non-empty: headers are
     ///    8 or 10 bytes),
     /// 2. a node starts at `upper` (or there are no nodes and `upper == size`),

@@ -23,6 +23,14 @@ final class BlockingLock: @unchecked Sendable {
         while sem_wait(semaphore) != 0 && errno == EINTR {}
     }
 
+    /// Takes the lock if it is free, without waiting; returns whether it did.
+    func tryLock() -> Bool {
+        while true {
+            if sem_trywait(semaphore) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
     func unlock() { sem_post(semaphore) }
 
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
