@@ -15,27 +15,95 @@ import Synchronization
 /// queued requests along. Handing it to the candidate would stall every writer until the
 /// scheduler runs that one thread (a lock convoy: milliseconds when the cores are busy). Waiting
 /// threads sleep on a semaphore each (a futex; no spinning).
+///
+/// **Gathering.** Callers woken at the end of a commit usually write again soon (a service's
+/// threads in a loop), but on a busy machine they come back only after the next commit has
+/// started, so groups alternate between two halves of the writers and each pays its own flush.
+/// A leader therefore first waits, briefly, for the callers inside `write` that are not yet
+/// queued (those just woken) — at most half its previous commit's duration, asleep on a
+/// semaphore. When such a wait comes up short (callers that do not come back), the next few
+/// leaders do not wait at all, so a writer that writes rarely pays at most a fraction of a flush
+/// now and then.
 final class WriteQueue: @unchecked Sendable {
     /// At most this many requests per group: bounds the transaction (and the leader's own wait).
     static let maximumGroup = 512
+    /// Bounds of a leader's gathering wait (nanoseconds).
+    static let gatheringWaitBounds: ClosedRange<UInt64> = 5_000...1_000_000
+    /// Leaders that skip gathering after a wait that came up short.
+    static let leadersWithoutGatheringAfterShortfall = 8
 
     private struct State {
         var pending: [WriteRequest] = []
         var isLeading = false
+        /// While not zero, the leader sleeps on `gatheringWakeup` until this many requests are
+        /// queued: the caller whose request reaches it zeroes it and wakes the leader (exactly one
+        /// wake-up per wait that set it).
+        var gatheringTarget = 0
+        var leadersLeftWithoutGathering = 0
+        var lastCommitNanoseconds: UInt64 = 0
     }
     private let state = Mutex(State())
+    private let gatheringWakeup = BlockingLock(initiallyAvailable: false)
+    /// Callers inside `groupWrite` (queued, leading, or woken and not yet returned).
+    let callersInside = Atomic<Int>(0)
     /// Commits that held more than one request, and requests they held (for tests and benchmarks).
     let groupedCommits = Atomic<UInt64>(0)
     let groupedRequests = Atomic<UInt64>(0)
 
     /// Queues `request`; true if the caller must lead now (nobody was leading).
     func enqueue(_ request: WriteRequest) -> Bool {
-        state.withLock { state in
+        let (leads, wakesGatherer) = state.withLock { state in
             state.pending.append(request)
-            if state.isLeading { return false }
+            var wakesGatherer = false
+            if state.gatheringTarget > 0, state.pending.count >= state.gatheringTarget {
+                state.gatheringTarget = 0
+                wakesGatherer = true
+            }
+            if state.isLeading { return (false, wakesGatherer) }
             state.isLeading = true
-            return true
+            return (true, wakesGatherer)
         }
+        if wakesGatherer { gatheringWakeup.unlock() }
+        return leads
+    }
+
+    /// Called by the leader before `takeGroup()`: waits (asleep, at most `timeout`, by default
+    /// half the previous commit's duration) until every caller inside `write` but not yet queued
+    /// has queued its request. Returns whether it waited and how many requests are queued now.
+    @discardableResult
+    func gatherCallers(timeout: UInt64? = nil) -> (waited: Bool, queued: Int) {
+        let expected = min(callersInside.load(ordering: .relaxed), WriteQueue.maximumGroup)
+        let wait: UInt64? = state.withLock { state in
+            if state.leadersLeftWithoutGathering > 0 {
+                state.leadersLeftWithoutGathering -= 1
+                return nil
+            }
+            guard expected > state.pending.count else { return nil }
+            state.gatheringTarget = expected
+            let half = state.lastCommitNanoseconds / 2
+            return timeout ?? min(max(half, WriteQueue.gatheringWaitBounds.lowerBound), WriteQueue.gatheringWaitBounds.upperBound)
+        }
+        guard let wait else { return (false, state.withLock { $0.pending.count }) }
+        if !gatheringWakeup.lock(timeoutNanoseconds: wait) {
+            let wakeIsOnItsWay = state.withLock { state in
+                if state.gatheringTarget == 0 { return true }
+                state.gatheringTarget = 0
+                state.leadersLeftWithoutGathering = WriteQueue.leadersWithoutGatheringAfterShortfall
+                return false
+            }
+            // A caller reached the target as the wait ended: take its wake-up, so the next
+            // gathering wait does not end at once.
+            if wakeIsOnItsWay { gatheringWakeup.lock() }
+        }
+        return (true, state.withLock { $0.pending.count })
+    }
+
+    /// Whether the next leader skips gathering (a recent wait came up short).
+    var isGatheringPaused: Bool { state.withLock { $0.leadersLeftWithoutGathering > 0 } }
+
+    /// The leader's commit took `nanoseconds` (bounds the next gathering wait).
+    func recordCommitDuration(_ nanoseconds: UInt64) {
+        state.withLock { $0.lastCommitNanoseconds = nanoseconds }
     }
 
     /// Takes the lead for a caller that found nobody leading and nothing queued (the lone-writer
@@ -108,6 +176,8 @@ extension Database {
     /// returns once its changes are committed (see `write`).
     func groupWrite<Result>(_ body: (WriteTransaction) throws -> Result, writer: WriterSession) throws -> Result {
         let queue = writer.writeQueue
+        queue.callersInside.add(1, ordering: .relaxed)
+        defer { queue.callersInside.subtract(1, ordering: .relaxed) }
         if queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
             // writes that arrive meanwhile queue and the first of them is woken to lead next.
@@ -117,7 +187,11 @@ extension Database {
                 transaction.isInsideWriteBody = true
                 let result = try body(transaction)
                 transaction.isInsideWriteBody = false
-                if transaction.isActive { try transaction.commit() }
+                if transaction.isActive {
+                    let start = Clock.monotonicNanoseconds()
+                    try transaction.commit()
+                    queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
+                }
                 return result
             } catch {
                 transaction.abort()
@@ -141,8 +215,11 @@ extension Database {
 
     /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
+        queue.gatherCallers()
         let group = queue.takeGroup()
+        let start = Clock.monotonicNanoseconds()
         commit(group, writer: writer!)
+        queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
         if let candidate = queue.releaseLead() { candidate.wake() }
         for request in group where request !== own { request.wake() }
     }
