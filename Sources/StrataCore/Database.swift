@@ -60,7 +60,7 @@ public final class Database: Sendable {
     final class WriterSession: @unchecked Sendable {
         let lock = BlockingLock()
         /// Write requests of this process waiting to be committed together (see `GroupCommit.swift`).
-        let writeQueue = WriteQueue()
+        let writeQueue: WriteQueue
         /// The thread running a write transaction (to refuse nested writes instead of deadlocking).
         let owner = Atomic<UInt>(0)
         // The variables below are exempt from runtime exclusivity checks (several per put and
@@ -90,9 +90,10 @@ public final class Database: Sendable {
         @exclusivity(unchecked) private var spareBuffers: [PageBuffer] = []
         private static let spareLimit = 4096
 
-        init(committed: MetaPage, fileSize: UInt64) {
+        init(committed: MetaPage, fileSize: UInt64, durability: Durability) {
             self.committed = committed
             self.fileSize = fileSize
+            writeQueue = WriteQueue(gathers: durability != .none)
         }
 
         func pageBuffer(number: UInt64) -> PageBuffer {
@@ -188,7 +189,7 @@ public final class Database: Sendable {
             // Publishing here also finishes the commit of a writer that died between writing its
             // meta and publishing it (its pages verified and are now synced).
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
-            writer = WriterSession(committed: newest, fileSize: fileSize)
+            writer = WriterSession(committed: newest, fileSize: fileSize, durability: options.durability)
         } else {
             try MetaReader.checkLength(fileSize, of: verified?.choice.meta ?? newest, storePath: path)
             writer = nil

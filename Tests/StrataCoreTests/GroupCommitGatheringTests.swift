@@ -53,6 +53,23 @@ import Testing
         #expect(!queue.isGatheringPaused)
     }
 
+    /// A store whose commits do not sync never gathers (its commits are as short as a wake-up).
+    @Test func unsyncedStoresDoNotGather() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        let queue = try #require(db.writer).writeQueue
+        #expect(!queue.gathers)
+        queue.callersInside.store(3, ordering: .relaxed)
+        #expect(queue.enqueue(WriteRequest { _ in }))
+        #expect(!queue.gatherCallers(timeout: 20_000_000_000).waited)
+        queue.callersInside.store(0, ordering: .relaxed)
+        _ = queue.takeGroup()
+        _ = queue.releaseLead()
+        db.close()
+    }
+
     /// Many threads writing in a loop: every acknowledged write is present, and the grouped
     /// commits carried more than two requests on average (callers were gathered, not left for
     /// the next commit). Printed, not asserted: grouping depends on the scheduler.
@@ -75,6 +92,7 @@ import Testing
         let statistics = db.groupCommitStatistics
         let count = try db.read { tx in try tx.count(tx.tree("g")) }
         #expect(count == threads * perThread)
-        print("[writersInALoopShareCommits] \(threads * perThread) writes in \(db.generation - 1) commits; grouped commits \(statistics.commits) carrying \(statistics.requests) requests")
+        let queue = try #require(db.writer).writeQueue
+        print("[writersInALoopShareCommits] \(threads * perThread) writes in \(db.generation - 1) commits; grouped commits \(statistics.commits) carrying \(statistics.requests) requests; gathering waits \(queue.gatheringWaitsMet.load(ordering: .relaxed)) met, \(queue.gatheringWaitsShort.load(ordering: .relaxed)) short")
     }
 }
