@@ -366,7 +366,14 @@ public final class Database: Sendable {
     ///   write (that one may be queued behind it);
     /// - `commit()` in a body throws `misuse` (the write commits when the body returns); `abort()` discards
     ///   only the body's own changes.
-    /// A lone writer runs its body on its own thread in a plain transaction, as before.
+    /// A lone writer runs its body on its own thread in a plain transaction, as before. When
+    /// several callers are inside and commits sync, a group's leader first waits briefly (about
+    /// half a commit, at most 1 ms) for the callers just woken by the previous commit, so that
+    /// they share the next flush (see `GroupCommit.swift`).
+    ///
+    /// It blocks the calling thread for a commit or more: call it from your own threads or a
+    /// dispatch queue, never from the cooperative pool (the typed layer's `async` APIs do that
+    /// for you).
     @discardableResult
     public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
         try checkOpen()

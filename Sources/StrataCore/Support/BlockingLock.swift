@@ -1,3 +1,4 @@
+import CStrataSystem
 import Glibc
 
 /// A binary semaphore used as the in-process writer lock. Unlike a mutex it may be released by a
@@ -31,19 +32,10 @@ final class BlockingLock: @unchecked Sendable {
         }
     }
 
-    /// Takes the lock, waiting at most `nanoseconds`; returns whether it did. The deadline is on
-    /// the realtime clock (`sem_timedwait`'s only clock), so a clock step can shorten or lengthen
-    /// the wait: callers use it only where a wrong wait length costs time, never correctness.
+    /// Takes the lock, waiting at most `nanoseconds` (on the monotonic clock: setting the
+    /// system's clock does not stretch the wait); returns whether it did.
     func lock(timeoutNanoseconds nanoseconds: UInt64) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        let total = UInt64(deadline.tv_nsec) &+ nanoseconds
-        deadline.tv_sec += Int(total / 1_000_000_000)
-        deadline.tv_nsec = Int(total % 1_000_000_000)
-        while true {
-            if sem_timedwait(semaphore, &deadline) == 0 { return true }
-            if errno != EINTR { return false }
-        }
+        strata_semaphore_wait_monotonic(semaphore, nanoseconds) == 1
     }
 
     func unlock() { sem_post(semaphore) }
