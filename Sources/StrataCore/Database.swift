@@ -60,7 +60,7 @@ public final class Database: Sendable {
     final class WriterSession: @unchecked Sendable {
         let lock = BlockingLock()
         /// Write requests of this process waiting to be committed together (see `GroupCommit.swift`).
-        let writeQueue = WriteQueue()
+        let writeQueue: WriteQueue
         /// The thread running a write transaction (to refuse nested writes instead of deadlocking).
         let owner = Atomic<UInt>(0)
         // The variables below are exempt from runtime exclusivity checks (several per put and
@@ -90,9 +90,10 @@ public final class Database: Sendable {
         @exclusivity(unchecked) private var spareBuffers: [PageBuffer] = []
         private static let spareLimit = 4096
 
-        init(committed: MetaPage, fileSize: UInt64) {
+        init(committed: MetaPage, fileSize: UInt64, durability: Durability) {
             self.committed = committed
             self.fileSize = fileSize
+            writeQueue = WriteQueue(gathers: durability != .none)
         }
 
         func pageBuffer(number: UInt64) -> PageBuffer {
@@ -188,7 +189,7 @@ public final class Database: Sendable {
             // Publishing here also finishes the commit of a writer that died between writing its
             // meta and publishing it (its pages verified and are now synced).
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)
-            writer = WriterSession(committed: newest, fileSize: fileSize)
+            writer = WriterSession(committed: newest, fileSize: fileSize, durability: options.durability)
         } else {
             try MetaReader.checkLength(fileSize, of: verified?.choice.meta ?? newest, storePath: path)
             writer = nil
@@ -365,7 +366,14 @@ public final class Database: Sendable {
     ///   write (that one may be queued behind it);
     /// - `commit()` in a body throws `misuse` (the write commits when the body returns); `abort()` discards
     ///   only the body's own changes.
-    /// A lone writer runs its body on its own thread in a plain transaction, as before.
+    /// A lone writer runs its body on its own thread in a plain transaction, as before. When
+    /// several callers are inside and commits sync, a group's leader first waits briefly (about
+    /// half a commit, at most 1 ms) for the callers just woken by the previous commit, so that
+    /// they share the next flush (see `GroupCommit.swift`).
+    ///
+    /// It blocks the calling thread for a commit or more: call it from your own threads or a
+    /// dispatch queue, never from the cooperative pool (the typed layer's `async` APIs do that
+    /// for you).
     @discardableResult
     public func write<Result>(_ body: (WriteTransaction) throws -> Result) throws -> Result {
         try checkOpen()

@@ -1,3 +1,4 @@
+import CStrataSystem
 import Glibc
 
 /// A binary semaphore used as the in-process writer lock. Unlike a mutex it may be released by a
@@ -29,6 +30,12 @@ final class BlockingLock: @unchecked Sendable {
             if sem_trywait(semaphore) == 0 { return true }
             if errno != EINTR { return false }
         }
+    }
+
+    /// Takes the lock, waiting at most `nanoseconds` (on the monotonic clock: setting the
+    /// system's clock does not stretch the wait); returns whether it did.
+    func lock(timeoutNanoseconds nanoseconds: UInt64) -> Bool {
+        strata_semaphore_wait_monotonic(semaphore, nanoseconds) == 1
     }
 
     func unlock() { sem_post(semaphore) }
