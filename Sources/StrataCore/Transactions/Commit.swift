@@ -107,7 +107,7 @@ extension Database {
         // 4. Dirty pages, stamped and checksummed, in page order, contiguous runs in one gathered
         //    write each. The runs are what the meta names. (The allocator keeps a small commit's
         //    pages in few runs: `PageAllocator.nextSinglePage`.)
-        let pages = dirty.values.sorted { $0.number < $1.number }
+        let pages = dirty.valuesByNumber
         var runs: [MetaPage.PageRun] = []
         var pageTotal: UInt64 = 0
         var digest = MetaPage.digestStart(transactionID: meta.transactionID)

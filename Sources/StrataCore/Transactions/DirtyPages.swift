@@ -22,6 +22,21 @@ struct DirtyPages {
     /// Every dirty buffer, in no particular order.
     var values: [PageBuffer] { buffers.compactMap { $0 } }
 
+    /// Every dirty buffer, in ascending page order (what a commit writes). Sorts the page numbers
+    /// (a plain `UInt64` sort) rather than the buffers: sorting class references through a
+    /// closure retained and released each one per comparison, several thousand instructions of a
+    /// small commit.
+    var valuesByNumber: [PageBuffer] {
+        var numbers: [UInt64] = []
+        numbers.reserveCapacity(count)
+        for key in keys where key != DirtyPages.empty { numbers.append(key) }
+        numbers.sort()
+        return numbers.map { buffers[slot(of: $0)!]! }
+    }
+
+    /// Slots allocated (0 until the first insert).
+    var capacity: Int { keys.count }
+
     @inline(__always)
     private static func home(of key: UInt64, mask: Int) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
