@@ -109,9 +109,11 @@ extension Database {
         //    pages in few runs: `PageAllocator.nextSinglePage`.)
         let pages = dirty.valuesByNumber
         var runs: [MetaPage.PageRun] = []
+        runs.reserveCapacity(pages.count)
         var pageTotal: UInt64 = 0
         var digest = MetaPage.digestStart(transactionID: meta.transactionID)
         var run: [UnsafeRawBufferPointer] = []
+        run.reserveCapacity(pages.count)
         for page in pages {
             page.setTransaction(meta.transactionID)
             page.seal(pageChecksum)
