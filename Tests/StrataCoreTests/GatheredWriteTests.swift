@@ -41,9 +41,12 @@ import StrataTestFixtures
                 }
                 try file.writeGathered(buffers, at: offset)
             }
+            // Writing nothing leaves the file as it was (no growth to `offset`).
             let end = Int(offset) + bytes.count
-            if model.count < end { model += [UInt8](repeating: 0, count: end - model.count) }
-            model.replaceSubrange(Int(offset)..<end, with: bytes)
+            if !bytes.isEmpty {
+                if model.count < end { model += [UInt8](repeating: 0, count: end - model.count) }
+                model.replaceSubrange(Int(offset)..<end, with: bytes)
+            }
             #expect(try file.size() == UInt64(model.count), "round \(round)")
             var stored = [UInt8](repeating: 0, count: model.count)
             let read = try stored.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: model.count, at: 0) }
