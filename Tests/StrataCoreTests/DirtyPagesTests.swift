@@ -70,5 +70,41 @@ import StrataTestFixtures
         for page in UInt64(100)..<200 { table[page] = buffer }
         #expect(table.count == 120 && table[150] === buffer && table[5] === buffer)
     }
-}
 
+    /// A commit writes `valuesByNumber` in order and names its runs from it: every buffer once, in
+    /// ascending page order, both for a small commit (sorted by insertion) and a large one.
+    @Test func valuesByNumberAreEveryBufferInPageOrder() {
+        var random = SeededGenerator(seed: testSeed("dirtyPagesByNumber"))
+        for count in [0, 1, 2, 6, 31, 32, 33, 500] {
+            var table = DirtyPages()
+            var numbers = Set<UInt64>()
+            while numbers.count < count { numbers.insert(UInt64.random(in: 2..<100_000, using: &random)) }
+            for number in numbers { table[number] = PageBuffer(pageSize: 4096, number: number) }
+            let ordered = table.valuesByNumber
+            #expect(ordered.map(\.number) == numbers.sorted(), "\(count) pages")
+            #expect(ordered.allSatisfy { table[$0.number] === $0 })
+        }
+    }
+
+    /// The writer hands a finished transaction's emptied table to the next one (no allocation per
+    /// transaction); a table that still holds pages or grew large is not kept.
+    @Test func theWriterReusesOnlyEmptySmallTables() {
+        let session = Database.WriterSession(committed: MetaPage.initial(pageSize: 4096), fileSize: 8192)
+        var table = session.takeDirtyTable()
+        #expect(table.capacity == 0)
+        for page in UInt64(2)..<10 { table[page] = PageBuffer(pageSize: 4096, number: page) }
+        let capacity = table.capacity
+        session.keepDirtyTable(&table)
+        #expect(table.capacity == capacity, "a table holding pages is not kept")
+        table.removeAll()
+        session.keepDirtyTable(&table)
+        #expect(table.capacity == 0)
+        var next = session.takeDirtyTable()
+        #expect(next.capacity == capacity && next.isEmpty && next[2] == nil)
+        #expect(session.takeDirtyTable().capacity == 0, "the spare is handed out once")
+        for page in UInt64(2)..<1_000 { next[page] = PageBuffer(pageSize: 4096, number: page) }
+        next.removeAll()
+        session.keepDirtyTable(&next)
+        #expect(next.capacity > 256 && session.takeDirtyTable().capacity == 0, "large tables are not kept")
+    }
+}

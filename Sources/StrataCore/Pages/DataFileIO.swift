@@ -33,38 +33,48 @@ extension PosixFile: DataFileIO {
 
     @_spi(Testing) public func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
         // Buffers are cut at every multiple of `writeSpan` in the file; each piece between two
-        // boundaries goes out in one pwritev (at most IOV_MAX buffers per call).
-        var vectors: [iovec] = []
-        vectors.reserveCapacity(16)
-        var position = offset
-        var pieceStart = offset
-        for buffer in buffers {
-            var rest = buffer
-            while !rest.isEmpty {
-                let boundary = (position / PosixFile.writeSpan + 1) * PosixFile.writeSpan
-                let take = Int(min(UInt64(rest.count), boundary - position))
-                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: rest.baseAddress), iov_len: take))
-                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-                position += UInt64(take)
-                if position == boundary || vectors.count == 1024 {
-                    try writeVectors(&vectors, at: pieceStart)
-                    vectors.removeAll(keepingCapacity: true)
-                    pieceStart = position
+        // boundaries goes out in one pwritev (at most `maximumVectors` buffers per call). The
+        // vectors live in temporary (stack) memory: an array per call was ~700 instructions of
+        // each of a small commit's few writes.
+        var bytes = 0
+        for buffer in buffers { bytes += buffer.count }
+        let pieces = min(PosixFile.maximumVectors, buffers.count + bytes / Int(PosixFile.writeSpan) + 1)
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: pieces) { vectors in
+            var used = 0
+            var position = offset
+            var pieceStart = offset
+            for buffer in buffers {
+                var rest = buffer
+                while !rest.isEmpty {
+                    let boundary = (position / PosixFile.writeSpan + 1) * PosixFile.writeSpan
+                    let take = Int(min(UInt64(rest.count), boundary - position))
+                    vectors[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: rest.baseAddress), iov_len: take)
+                    used += 1
+                    rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                    position += UInt64(take)
+                    if position == boundary || used == vectors.count {
+                        try writeVectors(UnsafeMutableBufferPointer(rebasing: vectors[0..<used]), at: pieceStart)
+                        used = 0
+                        pieceStart = position
+                    }
                 }
             }
+            if used > 0 { try writeVectors(UnsafeMutableBufferPointer(rebasing: vectors[0..<used]), at: pieceStart) }
         }
-        if !vectors.isEmpty { try writeVectors(&vectors, at: pieceStart) }
     }
 
+    /// The most buffers one pwritev takes here (Linux's IOV_MAX).
+    static let maximumVectors = 1024
+
     /// Writes `vectors` back to back at `offset`; a short write is finished buffer by buffer.
-    private func writeVectors(_ vectors: inout [iovec], at offset: UInt64) throws {
+    private func writeVectors(_ vectors: UnsafeMutableBufferPointer<iovec>, at offset: UInt64) throws {
         if vectors.count == 1 {
             return try write(UnsafeRawBufferPointer(start: vectors[0].iov_base, count: vectors[0].iov_len), at: offset)
         }
         let total = vectors.reduce(0) { $0 + $1.iov_len }
         var written = -1
         while true {
-            written = pwritev(descriptor, &vectors, Int32(vectors.count), off_t(offset))
+            written = pwritev(descriptor, vectors.baseAddress, Int32(vectors.count), off_t(offset))
             if written < 0 && errno == EINTR { continue }
             break
         }

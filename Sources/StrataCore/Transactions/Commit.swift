@@ -107,11 +107,13 @@ extension Database {
         // 4. Dirty pages, stamped and checksummed, in page order, contiguous runs in one gathered
         //    write each. The runs are what the meta names. (The allocator keeps a small commit's
         //    pages in few runs: `PageAllocator.nextSinglePage`.)
-        let pages = dirty.values.sorted { $0.number < $1.number }
+        let pages = dirty.valuesByNumber
         var runs: [MetaPage.PageRun] = []
+        runs.reserveCapacity(pages.count)
         var pageTotal: UInt64 = 0
         var digest = MetaPage.digestStart(transactionID: meta.transactionID)
         var run: [UnsafeRawBufferPointer] = []
+        run.reserveCapacity(pages.count)
         for page in pages {
             page.setTransaction(meta.transactionID)
             page.seal(pageChecksum)

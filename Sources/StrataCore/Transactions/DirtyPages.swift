@@ -22,6 +22,35 @@ struct DirtyPages {
     /// Every dirty buffer, in no particular order.
     var values: [PageBuffer] { buffers.compactMap { $0 } }
 
+    /// Every dirty buffer, in ascending page order (what a commit writes). A small commit's few
+    /// buffers are sorted by insertion, moving references without retaining them: sorting them
+    /// with `sorted(by:)` retained and released each one per comparison, several thousand
+    /// instructions of a small commit.
+    var valuesByNumber: [PageBuffer] {
+        var pages: [PageBuffer] = []
+        pages.reserveCapacity(count)
+        for index in keys.indices where keys[index] != DirtyPages.empty { pages.append(buffers[index]!) }
+        guard pages.count <= 32 else {
+            pages.sort { $0.number < $1.number }
+            return pages
+        }
+        pages.withUnsafeMutableBufferPointer { pages in
+            var sorted = 1
+            while sorted < pages.count {
+                var index = sorted
+                while index > 0 && pages[index - 1].number > pages[index].number {
+                    pages.swapAt(index - 1, index)
+                    index -= 1
+                }
+                sorted += 1
+            }
+        }
+        return pages
+    }
+
+    /// Slots allocated (0 until the first insert).
+    var capacity: Int { keys.count }
+
     @inline(__always)
     private static func home(of key: UInt64, mask: Int) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask

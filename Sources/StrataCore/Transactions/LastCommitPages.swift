@@ -20,7 +20,9 @@ extension Database.WriterSession {
     func keepLastCommit(_ dirty: inout DirtyPages) {
         lastCommit.drain { recycle($0) }
         guard dirty.count <= Database.WriterSession.lastCommitCapacity else { return }
-        var kept = DirtyPages()
+        // The emptied table's storage holds the new one (no allocation per commit).
+        var kept = lastCommit
+        lastCommit = DirtyPages()
         var passed: [PageBuffer] = []
         dirty.drain { buffer in
             if buffer.pageCount == 1, let kind = buffer.kind, kind == .branch || kind == .leaf {

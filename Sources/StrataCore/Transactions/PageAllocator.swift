@@ -262,23 +262,28 @@ extension WriteTransaction {
         guard value.count > 0, value.count % 8 == 0 else {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree record of \(value.count) bytes")
         }
-        // Read into a local array first: appending to `allocator` page by page pays an exclusivity
-        // check per page.
+        // Read into a local array first, last page first: records are written ascending and
+        // `reusable` is kept descending, so this order merges without reversing.
         let committedPageCount = allocator.committedPageCount
         let pages = try value.withUnsafeBytes { raw in
-            try (0..<(raw.count / 8)).map { index in
-                let page = raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)
-                guard page >= PageLayout.metaPageCount, page < committedPageCount else {
-                    throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
+            let count = raw.count / 8
+            return try [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+                for index in 0..<count {
+                    let page = raw.loadUnaligned(fromByteOffset: (count - 1 - index) * 8, as: UInt64.self)
+                    guard page >= PageLayout.metaPageCount, page < committedPageCount else {
+                        throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
+                    }
+                    buffer[index] = page
+                    initialized = index + 1
                 }
-                return page
             }
         }
         guard allocator.addReusable(pages) else {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list names a page twice")
         }
         var record = allocator.freeTree
-        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0) }
+        // The cursor found the key in this very tree: no second look before removing it.
+        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0, knownPresent: true) }
         allocator.freeTree = record
         return true
     }

@@ -188,6 +188,7 @@ public final class WriteTransaction: Transaction {
         forgetLeafHints()
         access.endLease()
         access.dirty.drain { session.recycle($0) }
+        session.keepDirtyTable(&access.dirty)
         database.releaseWriter(session)
     }
 

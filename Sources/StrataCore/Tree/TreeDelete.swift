@@ -7,11 +7,15 @@
 /// branch with one child is replaced by that child, so every leaf stays at the same depth and holds
 /// at least one entry under any sequence of operations.
 extension WriteTransaction {
-    func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> Bool {
+    /// `knownPresent`: the caller has just found `key` in this state of the tree (the free list's
+    /// cursor), so the look before touching is skipped (a key that is missing after all is then
+    /// a corrupt page, reported after pages were copied).
+    func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer, knownPresent: Bool = false) throws -> Bool {
         try checkActive()
         forgetLeafHint(root: record.root) // merges move separators and free pages
         // Look before touching: deleting a missing key copies no pages.
-        guard record.root != 0, try lookup(in: record, key: key) != nil else { return false }
+        guard record.root != 0 else { return false }
+        if !knownPresent, try lookup(in: record, key: key) == nil { return false }
         access.modificationCount += 1
         let (path, leaf) = try touchPath(&record, key: key)
         let (index, exact) = try leaf.page().search(key)
