@@ -131,15 +131,15 @@ public class EntityReadContext {
 
     /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
     /// lookup of its header, which holds the current entries; only those asked for are decoded.
-    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties: [String: PropertyEntry] = [:]
+    func record(of id: EntityID, keys: WantedKeys?) throws -> EntityRecord? {
         if let header = pendingHeader(id) {
             guard !header.isDeleted else { return nil }
+            var properties: [String: PropertyEntry] = [:]
             for current in try header.currentEntries() {
                 let key: String
                 if let keys {
-                    guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
-                    key = wanted.key
+                    guard let wanted = keys.index(ofEncoding: current.name) else { continue }
+                    key = keys.keys[wanted]
                 } else {
                     key = try Self.decodeName(current.name)
                 }
@@ -154,18 +154,60 @@ public class EntityReadContext {
     }
 
     /// `record(of:keys:)` from the stored bytes of the entity's header.
-    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties = [String: PropertyEntry](minimumCapacity: keys?.count ?? 8)
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: WantedKeys?) throws -> EntityRecord? {
+        guard let keys else { return try record(of: id, header: raw) }
+        let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+        // A deleted entity's header has no current entries.
+        guard !header.isDeleted else { return nil }
+        var properties = [String: PropertyEntry](minimumCapacity: keys.count)
+        var deferred: [(key: Int, current: RecordHeader.CurrentEntry)] = []
+        // Only the asked-for entries are decoded; the walk stops once it met them all.
+        try keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
+            var reader = OrderedKeyReader(stamp)
+            let datestamp = try reader.read(Date.self)
+            guard let body else {
+                let sequence = try reader.readBigEndian(UInt64.self, reading: "entry sequence")
+                deferred.append((key, RecordHeader.CurrentEntry(name: Array(keys.encoding(key)), datestamp: datestamp, sequence: sequence)))
+                return
+            }
+            let entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
+            if entry.value != nil { properties[keys.keys[key]] = entry }
+        }
+        for (key, current) in deferred {
+            let entry = try entry(id: id, current: current)
+            if entry.value != nil { properties[keys.keys[key]] = entry }
+        }
+        return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+    }
+
+    /// `record(of:header:keys:)` building the record's properties from `results`' template
+    /// (see `ResultProperties`): the same record, without hashing its keys.
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, into results: inout ResultProperties) throws -> EntityRecord? {
+        let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+        // A deleted entity's header has no current entries.
+        guard !header.isDeleted else { return nil }
+        results.begin()
+        try results.keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
+            var reader = OrderedKeyReader(stamp)
+            let datestamp = try reader.read(Date.self)
+            let entry: PropertyEntry
+            if let body {
+                entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
+            } else {
+                let sequence = try reader.readBigEndian(UInt64.self, reading: "entry sequence")
+                entry = try historyEntry(id: id, name: Array(results.keys.encoding(key)), datestamp: datestamp, sequence: sequence)
+            }
+            if entry.value != nil { results.set(entry, forKey: key) }
+        }
+        return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: results.finish())
+    }
+
+    /// The record with every property, from the stored bytes of the entity's header.
+    private func record(of id: EntityID, header raw: UnsafeRawBufferPointer) throws -> EntityRecord? {
+        var properties = [String: PropertyEntry](minimumCapacity: 8)
         var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
-            let key: String
-            if let keys {
-                // By index: iterating the pairs would copy each (a retain of both parts).
-                guard let wanted = keys.indices.first(where: { keys[$0].name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
-                key = keys[wanted].key
-            } else {
-                key = try RecordHeader.decodeName(stored.name)
-            }
+            let key = try RecordHeader.decodeName(stored.name)
             guard let body = stored.body else {
                 deferred.append((key, RecordHeader.CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence)))
                 return
@@ -235,7 +277,7 @@ public class EntityReadContext {
     /// let born = try people[.named("Ada")]?.value("born", as: Int.self)
     /// ```
     public func records(_ references: [EntityReference], keys: [String]? = nil) throws -> [EntityReference: EntityRecord] {
-        let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
+        let names = keys.map(WantedKeys.init)
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
         // By position in `references`: a reference is a large value to copy.
@@ -250,14 +292,18 @@ public class EntityReadContext {
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
         // Every header in one batched lookup: the descents advance together and their cache
         // misses overlap (headers this transaction changed are read from memory instead).
-        let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
+        let keyBuffer = EntityLayout.headerKeyBuffer(found.map(\.id))
+        let headers = try EntityLayout.withHeaderKeys(keyBuffer) { try transaction.get(keys: $0, in: entries) }
+        var results = names.map { ResultProperties($0) }
         for (index, stored) in headers.enumerated() {
             let (position, id) = found[index]
             let record: EntityRecord?
             if pendingHeader(id) != nil {
                 record = try self.record(of: id, keys: names)
             } else if let stored {
-                record = try stored.withUnsafeBytes { try self.record(of: id, header: $0, keys: names) }
+                record = try stored.withUnsafeBytes { raw in
+                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw, keys: nil) }
+                }
             } else {
                 record = nil
             }

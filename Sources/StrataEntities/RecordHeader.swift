@@ -94,7 +94,7 @@ struct RecordHeader: Equatable {
     }
 
     /// The fields before the current entries, and the offset where those begin.
-    private static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
+    static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
         var reader = OrderedKeyReader(bytes)
         let status = try reader.readByte(reading: "record status")
         guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
