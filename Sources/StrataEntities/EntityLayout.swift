@@ -115,8 +115,8 @@ enum EntityLayout {
     static func key(_ id: EntityID, _ suffix: [UInt8]) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(16 + suffix.count)
-        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
-        key.append(contentsOf: suffix)
+        key.appendID(id)
+        key.appendBytes(suffix)
         return key
     }
 
@@ -126,8 +126,8 @@ enum EntityLayout {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(ids.count * (16 + headerName.count))
         for id in ids {
-            withUnsafeBytes(of: id.uuid) { buffer.append(contentsOf: $0) }
-            buffer.append(contentsOf: headerName)
+            buffer.appendID(id)
+            buffer.appendBytes(headerName)
         }
         return buffer
     }

@@ -110,6 +110,14 @@ public final class EntityWriteContext: EntityReadContext {
     /// The number of `key` in `names` (added when new).
     private func nameNumber(_ key: String) -> Int {
         if let lastNameNumber, names[lastNameNumber].key == key { return lastNameNumber }
+        // A short table is searched in order: comparing a few short strings is cheaper than
+        // hashing one (a create names each of its keys in turn).
+        if names.count <= 8 {
+            for number in names.indices where names[number].key == key {
+                lastNameNumber = number
+                return number
+            }
+        }
         let number: Int
         if let known = nameNumbers[key] {
             number = known
@@ -272,11 +280,27 @@ public final class EntityWriteContext: EntityReadContext {
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
 
+    /// The last type label encoded for the `types` index, with its encoding.
+    private var lastType: (label: String, encoded: [UInt8])?
+
+    /// `EntityLayout.encodedName(type)`, remembering the last one (bulk creates name one type).
+    private func typeEncoding(_ type: String) -> [UInt8] {
+        if let lastType, lastType.label == type { return lastType.encoded }
+        let encoded = EntityLayout.encodedName(type)
+        lastType = (type, encoded)
+        return encoded
+    }
+
+    /// The last type label that passed `checkTypeLabel`: bulk creates name one type over and over.
+    private var lastCheckedLabel: String?
+
     func checkTypeLabel(_ label: String) throws {
+        if label == lastCheckedLabel { return }
         guard !label.isEmpty else { throw EntityError.emptyName(what: "entity type label") }
         let bytes = EntityLayout.encodedName(label).count
         let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
         guard bytes <= maximum else { throw EntityError.typeLabelTooLong(label: label, bytes: bytes, maximum: maximum) }
+        lastCheckedLabel = label
     }
 
     /// Checks every name a reference may write (its type and initial keys) before anything is written.
@@ -335,10 +359,13 @@ public final class EntityWriteContext: EntityReadContext {
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
         let sequence = try nextSequence()
         setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
-        try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
+        var typeKey = typeEncoding(type)
+        typeKey.appendBigEndian(sequence)
+        _ = try withUnsafeBytes(of: id.uuid) { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }
         try note(id, .created)
         createdEntities.insert(id)
-        for key in properties.keys.sorted() { try stage(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
+        // In key order, so the history entries follow each other on the entity's leaf.
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) { try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true) }
         try writeStaged(header: true)
     }
 
@@ -468,15 +495,14 @@ public final class EntityWriteContext: EntityReadContext {
             known.values[slot].headerChanged = true
         }
         known.values[slot].noteEntry(key: number)
-        var historyKey = OrderedKeyWriter(reservingCapacity: 32 + name.count)
-        historyKey.write(id.uuid)
-        name.withUnsafeBytes { historyKey.writeFixedWidthBytes($0) }
-        historyKey.write(entry.datestamp)
-        historyKey.writeBigEndian(sequence)
+        // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
-        stagedBytes.append(contentsOf: historyKey.bytes)
+        stagedBytes.appendID(id)
+        stagedBytes.appendBytes(name)
+        stagedBytes.appendOrderedDate(entry.datestamp)
+        stagedBytes.appendBigEndian(sequence)
         let keyEnd = stagedBytes.count
-        stagedBytes.append(contentsOf: body.bytes)
+        stagedBytes.appendBytes(body.bytes)
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
@@ -526,11 +552,11 @@ public final class EntityWriteContext: EntityReadContext {
         let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
         let truncated = encoded.bytes.count > room
         let start = indexBytes.count
-        indexBytes.append(contentsOf: name)
-        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.append(contentsOf: encoded.bytes) }
-        withUnsafeBytes(of: sequence.bigEndian) { indexBytes.append(contentsOf: $0) }
+        indexBytes.appendBytes(name)
+        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.appendBytes(encoded.bytes) }
+        indexBytes.appendBigEndian(sequence)
         let keyEnd = indexBytes.count
-        withUnsafeBytes(of: id.uuid) { indexBytes.append(contentsOf: $0) }
+        indexBytes.appendID(id)
         if truncated { indexBytes.append(EntityLayout.truncatedMark) }
         indexEntries.append((start, keyEnd, indexBytes.count))
         let targets = value.referencedEntities

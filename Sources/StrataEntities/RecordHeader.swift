@@ -156,26 +156,29 @@ struct RecordHeader: Equatable {
     }
 
     func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 40 + type.utf8.count + entryBytes.count)
-        writer.writeByte(isDeleted ? 1 : 0)
-        writer.write(created)
-        writer.write(modified)
-        writer.writeBigEndian(sequence)
-        writer.write(type)
-        entryBytes.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-        return writer.bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(42 + type.utf8.count + entryBytes.count)
+        bytes.append(isDeleted ? 1 : 0)
+        bytes.appendOrderedDate(created)
+        bytes.appendOrderedDate(modified)
+        bytes.appendBigEndian(sequence)
+        var label = OrderedKeyWriter(reservingCapacity: type.utf8.count + 2)
+        label.write(type)
+        bytes.appendBytes(label.bytes)
+        bytes.appendBytes(entryBytes)
+        return bytes
     }
 
-    private static func encode(_ entry: CurrentEntry, into writer: inout OrderedKeyWriter) {
-        entry.name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-        writer.write(entry.datestamp)
-        writer.writeBigEndian(entry.sequence)
+    private static func encode(_ entry: CurrentEntry, into bytes: inout [UInt8]) {
+        bytes.appendBytes(entry.name)
+        bytes.appendOrderedDate(entry.datestamp)
+        bytes.appendBigEndian(entry.sequence)
         if let body = entry.body {
-            writer.writeByte(inlineMark)
-            writer.writeBigEndian(UInt32(body.count))
-            body.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+            bytes.append(inlineMark)
+            bytes.appendBigEndian(UInt32(body.count))
+            bytes.appendBytes(body)
         } else {
-            writer.writeByte(historyMark)
+            bytes.append(historyMark)
         }
     }
 
@@ -193,9 +196,10 @@ struct RecordHeader: Equatable {
 
     /// Replaces every current entry (`entries` sorted by key).
     mutating func setCurrentEntries(_ entries: [CurrentEntry]) {
-        var writer = OrderedKeyWriter(reservingCapacity: entries.count * 48)
-        for entry in entries { Self.encode(entry, into: &writer) }
-        entryBytes = writer.bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.count * 48)
+        for entry in entries { Self.encode(entry, into: &bytes) }
+        entryBytes = bytes
     }
 
     /// Shows the current entry of property `name` (nil when it has none) to `body`.
@@ -214,10 +218,11 @@ struct RecordHeader: Equatable {
 
     /// Makes `entry` the current entry of its property.
     mutating func setCurrent(_ entry: CurrentEntry) throws {
-        var writer = OrderedKeyWriter(reservingCapacity: 32 + entry.name.count + (entry.body?.count ?? 0))
-        Self.encode(entry, into: &writer)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + entry.name.count + (entry.body?.count ?? 0))
+        Self.encode(entry, into: &bytes)
         let replaced = try entryBytes.withUnsafeBytes { raw in try entry.name.withUnsafeBytes { try Self.locate($0, in: raw).span } }
-        entryBytes.replaceSubrange(replaced, with: writer.bytes)
+        entryBytes.replaceSubrange(replaced, with: bytes)
     }
 
     /// The bytes the current entry of property `name` spans in a current-entries section, or
