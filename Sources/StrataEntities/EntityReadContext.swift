@@ -425,6 +425,9 @@ public class EntityReadContext {
         // An equality range (get-or-create by a property) encodes its value once.
         let upper = range.upper.map { $0 == range.lower ? lower! : $0.orderedBytes }
         let maximum = maximumKeySize
+        // An equality query whose value fits in an index key whole.
+        let isEquality = range.lower != nil && range.upper == range.lower && range.upperInclusive
+            && !EntityLayout.indexedValue(lower!, name: name, maximumKeySize: maximum).truncated
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
@@ -446,6 +449,13 @@ public class EntityReadContext {
             // entity's current entry of `key` must be the one the index entry was written for.
             guard let state = try indexState(of: id, name: name), state.sequence == sequence else { return true }
             if let type, state.type != type { return true }
+            // An equality query's range holds exactly the entries of that value (encodings are
+            // self-delimiting), so an entry that was not truncated needs no comparison.
+            if value.count == 16, isEquality {
+                found.append((lower!, sequence, id))
+                lastIndexed = indexed
+                return true
+            }
             var encoded = Array(indexed)
             if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
@@ -483,15 +493,14 @@ public class EntityReadContext {
         }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
-        var sequence: UInt64?
-        let header = try bytes.withUnsafeBytes { raw in
-            try name.withUnsafeBytes { wanted in
-                try RecordHeader.decode(raw, typeName: typeName) { stored in
-                    if RecordHeader.equal(stored.name, wanted) { sequence = stored.sequence }
-                }
-            }
+        return try bytes.withUnsafeBytes { raw in
+            let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+            guard !header.isDeleted else { return nil }
+            // Only the entry of `name` is looked at (see `WantedKeys.entry(named:in:)`).
+            let found = try name.withUnsafeBytes { try WantedKeys.entry(named: $0, in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) }
+            let sequence = found.map { UInt64(bigEndian: $0.stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            return (header.type, sequence)
         }
-        return header.isDeleted ? nil : (header.type, sequence)
     }
 
     /// The properties of other entities whose current value refers to the entity (through

@@ -79,25 +79,7 @@ struct WantedKeys {
                         }
                     }
                     if matched < 0 { offset = try Self.endOfName(entries, from: offset) }
-                    guard total - offset >= 17 else { throw EntityError.corrupt(reason: "header entry cut short at byte \(offset)") }
-                    let stamp = UnsafeRawBufferPointer(start: base + offset, count: 16)
-                    offset += 16
-                    let mark = entries[offset]
-                    offset += 1
-                    var body: UnsafeRawBufferPointer?
-                    switch mark {
-                    case RecordHeader.inlineMark:
-                        guard total - offset >= 4 else { throw EntityError.corrupt(reason: "header entry length cut short at byte \(offset)") }
-                        let length = Int(UInt32(bigEndian: entries.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                        offset += 4
-                        guard length <= total - offset else { throw EntityError.corrupt(reason: "header entry of \(length) bytes, \(total - offset) left") }
-                        body = UnsafeRawBufferPointer(start: base + offset, count: length)
-                        offset += length
-                    case RecordHeader.historyMark:
-                        body = nil
-                    default:
-                        throw EntityError.corrupt(reason: "header entry storage \(mark)")
-                    }
+                    let (stamp, body) = try Self.entryRest(entries, at: &offset)
                     guard matched >= 0 else { continue }
                     try found(matched, stamp, body)
                     if matched < 64 { met |= 1 << UInt64(matched) }
@@ -107,6 +89,48 @@ struct WantedKeys {
                 }
             }
         }
+    }
+
+    /// The rest of the current entry whose key ends at `offset`: its 16 bytes of datestamp and
+    /// sequence and its body (nil when only the history holds it); `offset` moves past it.
+    /// - Throws: `EntityError.corrupt` when the entry is cut short or malformed.
+    @inline(__always)
+    static func entryRest(_ entries: UnsafeRawBufferPointer, at offset: inout Int) throws -> (stamp: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer?) {
+        let total = entries.count
+        guard total - offset >= 17 else { throw EntityError.corrupt(reason: "header entry cut short at byte \(offset)") }
+        let stamp = UnsafeRawBufferPointer(rebasing: entries[offset..<(offset + 16)])
+        offset += 16
+        let mark = entries[offset]
+        offset += 1
+        switch mark {
+        case RecordHeader.inlineMark:
+            guard total - offset >= 4 else { throw EntityError.corrupt(reason: "header entry length cut short at byte \(offset)") }
+            let length = Int(UInt32(bigEndian: entries.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard length <= total - offset else { throw EntityError.corrupt(reason: "header entry of \(length) bytes, \(total - offset) left") }
+            let body = UnsafeRawBufferPointer(rebasing: entries[offset..<(offset + length)])
+            offset += length
+            return (stamp, body)
+        case RecordHeader.historyMark:
+            return (stamp, nil)
+        default:
+            throw EntityError.corrupt(reason: "header entry storage \(mark)")
+        }
+    }
+
+    /// The 16 bytes of datestamp and sequence and the body of the current entry of the key
+    /// encoded as `name` in a stored current-entries section, or nil when it has none: the
+    /// walk of `visit` for one key, stopping at it.
+    static func entry(named name: UnsafeRawBufferPointer, in entries: UnsafeRawBufferPointer) throws -> (stamp: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer?)? {
+        var offset = 0
+        let total = entries.count
+        while offset < total {
+            let matched = name.count <= total - offset && memcmp(entries.baseAddress! + offset, name.baseAddress!, name.count) == 0
+            offset = matched ? offset + name.count : try endOfName(entries, from: offset)
+            let rest = try entryRest(entries, at: &offset)
+            if matched { return rest }
+        }
+        return nil
     }
 
     /// The offset just past the ordered string that starts at `start` (its `00 00` terminator;
