@@ -45,3 +45,29 @@ extension Array where Element == UInt8 {
         appendBigEndian(bits & signBit != 0 ? ~bits : bits | signBit)
     }
 }
+
+/// Reading the fixed-width parts `EntityKeyBytes` writes, in place, for the read paths that decode
+/// one per entry (history entries, current entries). Each accepts exactly what the ordered-key
+/// reader accepts for the same bytes (a test checks them against it).
+enum EntityFixedWidth {
+    /// The datestamp in ordered form at `offset` of `raw` (8 bytes, checked by the caller).
+    /// - Throws: `EntityError.corrupt` for a NaN other than `.nan` or a -0.0, which no writer produces.
+    @inline(__always)
+    static func orderedDate(_ raw: UnsafeRawBufferPointer, at offset: Int) throws -> Date {
+        let ordered = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let signBit: UInt64 = 1 << 63
+        let value = Double(bitPattern: ordered & signBit != 0 ? ordered ^ signBit : ~ordered)
+        guard !value.isNaN || value.bitPattern == Double.nan.bitPattern, !(value == 0 && value.sign == .minus) else {
+            throw EntityError.corrupt(reason: "datestamp with a non-canonical NaN or -0.0")
+        }
+        return Date(timeIntervalSinceReferenceDate: value)
+    }
+
+    /// The integer in ordered form (a 64-bit two's complement number with its sign bit flipped,
+    /// big-endian) at `offset` of `raw` (8 bytes, checked by the caller).
+    @inline(__always)
+    static func orderedInt(_ raw: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        let ordered = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        return Int(Int64(bitPattern: ordered ^ (1 << 63)))
+    }
+}

@@ -188,13 +188,12 @@ public class EntityReadContext {
         guard !header.isDeleted else { return nil }
         results.begin()
         try results.keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
-            var reader = OrderedKeyReader(stamp)
-            let datestamp = try reader.read(Date.self)
+            let datestamp = try EntityFixedWidth.orderedDate(stamp, at: 0)
             let entry: PropertyEntry
             if let body {
                 entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
             } else {
-                let sequence = try reader.readBigEndian(UInt64.self, reading: "entry sequence")
+                let sequence = UInt64(bigEndian: stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
                 entry = try historyEntry(id: id, name: Array(results.keys.encoding(key)), datestamp: datestamp, sequence: sequence)
             }
             if entry.value != nil { results.set(entry, forKey: key) }
@@ -368,7 +367,11 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let datestamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
+        let datestamp = try key.withUnsafeBytes { raw in
+            // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
+            guard raw.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(raw.count) bytes") }
+            return try EntityFixedWidth.orderedDate(raw, at: raw.count - 16)
+        }
         return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 

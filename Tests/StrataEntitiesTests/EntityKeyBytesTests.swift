@@ -37,4 +37,23 @@ import Testing
         #expect(bytes == writer.bytes)
         #expect(bytes.count == 28)
     }
+
+    @Test func fixedWidthReadsAgreeWithTheOrderedKeyReader() throws {
+        let seed = testSeed("fixedWidthReadsAgreeWithTheOrderedKeyReader")
+        var random = SeededGenerator(seed: seed)
+        var words: [UInt64] = [0, 1 << 63, ~0, (1 << 63) - 1, 0x7FF8_0000_0000_0000, 0x8000_0000_0000_0000 ^ 0x7FF8_0000_0000_0000,
+                               0x7FFF_FFFF_FFFF_FFFF, 0x7FF7_FFFF_FFFF_FFFE, 0x0007_FFFF_FFFF_FFFF]
+        for _ in 0..<4000 { words.append(random.next()) }
+        for word in words {
+            let bytes = withUnsafeBytes(of: word.bigEndian) { Array($0) }
+            var dateReader = OrderedKeyReader(bytes)
+            let expectedDate = try? dateReader.read(Date.self)
+            let date = bytes.withUnsafeBytes { try? EntityFixedWidth.orderedDate($0, at: 0) }
+            #expect(date == expectedDate || (date.map { $0.timeIntervalSinceReferenceDate.isNaN } == true && expectedDate.map { $0.timeIntervalSinceReferenceDate.isNaN } == true),
+                    "[fixedWidthReadsAgreeWithTheOrderedKeyReader] seed \(seed): \(word)")
+            #expect((date == nil) == (expectedDate == nil), "seed \(seed): \(word)")
+            var intReader = OrderedKeyReader(bytes)
+            #expect(bytes.withUnsafeBytes { EntityFixedWidth.orderedInt($0, at: 0) } == (try intReader.read(Int.self)), "seed \(seed): \(word)")
+        }
+    }
 }
