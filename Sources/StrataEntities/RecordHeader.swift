@@ -70,12 +70,18 @@ struct RecordHeader: Equatable {
     init(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = Self.decodeName) throws {
         let (fields, entriesStart) = try Self.decodeFields(bytes, typeName: typeName)
         let entries = UnsafeRawBufferPointer(rebasing: bytes[entriesStart...])
+        // The entries' structure and key order are checked here, their fields when they are
+        // read: a walk over the keys, skipping the rest of each entry undecoded.
         var previous: UnsafeRawBufferPointer?
-        try Self.visitEntries(entries) { stored, _ in
+        var offset = 0
+        while offset < entries.count {
+            let nameStart = offset
+            offset = try WantedKeys.endOfName(entries, from: offset)
+            let name = UnsafeRawBufferPointer(rebasing: entries[nameStart..<offset])
             // Lookups search the entries by key: out of order they would miss one silently.
-            if let previous, !Self.precedes(previous, stored.name) { throw EntityError.corrupt(reason: "header entries out of key order") }
-            previous = stored.name
-            return true
+            if let previous, !Self.precedes(previous, name) { throw EntityError.corrupt(reason: "header entries out of key order") }
+            previous = name
+            _ = try WantedKeys.entryRest(entries, at: &offset)
         }
         self = fields
         entryBytes = Array(entries)
