@@ -420,9 +420,14 @@ public class EntityReadContext {
     /// keeps back first (see `EntityWriteContext.flushValueIndex`).
     func flushValueIndex() throws {}
 
+    /// Called instead of `flushValueIndex` before an equality query reads the `values` index:
+    /// the index entries a write context keeps back whose key is `prefix` (name and value)
+    /// followed by a sequence, as (sequence, entity), in sequence order; a write context keeping
+    /// many writes them back instead (and answers none). A read context keeps none.
+    func keptBackIndexMatches(prefix: [UInt8]) throws -> [(sequence: UInt64, id: EntityID)] { [] }
+
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
-        try flushValueIndex()
-        guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
+        guard limit.map({ $0 > 0 }) ?? true else { return [] }
         let name = encodedName(key)
         let lower = range.lower?.orderedBytes
         // An equality range (get-or-create by a property) encodes its value once.
@@ -432,6 +437,15 @@ public class EntityReadContext {
         let isEquality = range.lower != nil && range.upper == range.lower && range.upperInclusive
             && !EntityLayout.indexedValue(lower!, name: name, maximumKeySize: maximum).truncated
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
+        // An equality query (a get-or-create by a property) looks at the entries a write keeps
+        // back in memory instead of writing them first: writing them one query at a time cost a
+        // descent into the index per query. They were all written in this transaction, after
+        // every stored entry, so they follow the stored matches (of the same value) in sequence.
+        let kept: [(sequence: UInt64, id: EntityID)]
+        if isEquality { kept = try keptBackIndexMatches(prefix: from) } else {
+            try flushValueIndex()
+            kept = []
+        }
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
         // group the index order is by entry sequence, not value: a group is always read whole and
@@ -440,7 +454,7 @@ public class EntityReadContext {
         var sawTruncated = false
         var lastIndexed: ArraySlice<UInt8> = []
         let trailer = EntityLayout.sequenceBytes
-        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
+        if let values = try tree(EntityLayout.values) { try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
             guard key.count >= name.count + trailer + 1, value.count == 16 || value.count == 17 else {
                 throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
             }
@@ -476,6 +490,16 @@ public class EntityReadContext {
             found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
+        } }
+        if !kept.isEmpty {
+            var current: [(encoded: [UInt8], sequence: UInt64, id: EntityID)] = []
+            for (sequence, id) in kept {
+                // Stale or of another type: skipped, as stored entries are.
+                guard let state = try indexState(of: id, name: name), state.sequence == sequence else { continue }
+                if let type, state.type != type { continue }
+                current.append((lower!, sequence, id))
+            }
+            found = order == .ascending ? found + current : current.reversed() + found
         }
         if sawTruncated {
             func precedes(_ lhs: (encoded: [UInt8], sequence: UInt64, id: EntityID), _ rhs: (encoded: [UInt8], sequence: UInt64, id: EntityID)) -> Bool {

@@ -227,6 +227,34 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
+    /// The kept-back entries an equality query would find (see the read context's
+    /// `keptBackIndexMatches`), searched in memory while there are few; past
+    /// `keptBackSearchLimit` they are written back and the query reads them from the index.
+    override func keptBackIndexMatches(prefix: [UInt8]) throws -> [(sequence: UInt64, id: EntityID)] {
+        guard !indexEntries.isEmpty else { return [] }
+        guard indexEntries.count <= Self.keptBackSearchLimit else {
+            try flushValueIndex()
+            return []
+        }
+        var matches: [(sequence: UInt64, id: EntityID)] = []
+        indexBytes.withUnsafeBytes { raw in
+            prefix.withUnsafeBytes { wanted in
+                // The key is the prefix and a sequence; the value an identifier (a truncated
+                // entry's value has a mark after it, and cannot match a value that fits whole).
+                for entry in indexEntries where entry.keyEnd - entry.start == wanted.count + EntityLayout.sequenceBytes
+                    && entry.valueEnd - entry.keyEnd == 16
+                    && memcmp(raw.baseAddress! + entry.start, wanted.baseAddress!, wanted.count) == 0 {
+                    let sequence = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: entry.keyEnd - EntityLayout.sequenceBytes, as: UInt64.self))
+                    matches.append((sequence, EntityID(bytes: raw, at: entry.keyEnd)))
+                }
+            }
+        }
+        return matches.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// How many kept-back index entries an equality query searches in memory (beyond, it writes them).
+    static let keptBackSearchLimit = 64
+
     /// Writes what this transaction kept for its end: value index entries, record headers, the
     /// sequence, the change log.
     /// - Throws: `EntityError.failedOperation` if an operation of this context threw.
