@@ -424,8 +424,8 @@ public final class EntityWriteContext: EntityReadContext {
             for key in properties.keys { try checkKey(key) }
         }
         let stamp = datestamp ?? self.datestamp
+        // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
         var ids: [EntityReference: EntityID] = [:]
-        ids.reserveCapacity(changes.underestimatedCount)
         for (reference, properties) in changes where ids[reference] == nil {
             let id = try require(reference)
             // Distinct keys: staged together, written after the entity's header.

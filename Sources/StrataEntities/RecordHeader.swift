@@ -168,9 +168,21 @@ struct RecordHeader: Equatable {
         bytes.appendOrderedDate(created)
         bytes.appendOrderedDate(modified)
         bytes.appendBigEndian(sequence)
-        var label = OrderedKeyWriter(reservingCapacity: type.utf8.count + 2)
-        label.write(type)
-        bytes.appendBytes(label.bytes)
+        // A plain ASCII label (no zero byte, so nothing to escape; always NFC) is its UTF-8
+        // bytes and the terminator; anything else goes through the ordered-key writer.
+        var type = type
+        let plain = type.withUTF8 { utf8 in
+            guard EntityASCIIString.isPlainASCII(UnsafeRawBufferPointer(utf8)) else { return false }
+            bytes.append(contentsOf: utf8)
+            bytes.append(0)
+            bytes.append(0)
+            return true
+        }
+        if !plain {
+            var label = OrderedKeyWriter(reservingCapacity: type.utf8.count + 2)
+            label.write(type)
+            bytes.appendBytes(label.bytes)
+        }
         bytes.appendBytes(entryBytes)
         return bytes
     }
@@ -235,20 +247,15 @@ struct RecordHeader: Equatable {
     /// (not found) the empty range where it would go: a walk that skips each entry's datestamp,
     /// sequence and body without decoding them (the section was checked when it was read).
     private static func locate(_ name: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) throws -> (span: Range<Int>, found: Bool) {
-        var reader = OrderedKeyReader(bytes)
-        while !reader.isAtEnd {
-            let start = reader.offset
-            try reader.skipEscaped(reading: "property key")
-            let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<reader.offset])
+        var offset = 0
+        while offset < bytes.count {
+            let start = offset
+            offset = try WantedKeys.endOfName(bytes, from: offset)
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
             // Sorted by key: past `name`, it is absent.
             if precedes(name, stored) { return (start..<start, false) }
-            try reader.skip(16, reading: "entry datestamp and sequence")
-            switch try reader.readByte(reading: "entry storage") {
-            case inlineMark: try reader.skip(Int(try reader.readBigEndian(UInt32.self, reading: "entry length")), reading: "entry body")
-            case historyMark: break
-            case let mark: throw EntityError.corrupt(reason: "header entry storage \(mark)")
-            }
-            if equal(stored, name) { return (start..<reader.offset, true) }
+            _ = try WantedKeys.entryRest(bytes, at: &offset)
+            if equal(stored, name) { return (start..<offset, true) }
         }
         return (bytes.count..<bytes.count, false)
     }

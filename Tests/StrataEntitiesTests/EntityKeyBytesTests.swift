@@ -56,4 +56,20 @@ import Testing
             #expect(bytes.withUnsafeBytes { EntityFixedWidth.orderedInt($0, at: 0) } == (try intReader.read(Int.self)), "seed \(seed): \(word)")
         }
     }
+
+    /// A header writes a plain ASCII type label as its bytes and terminator, anything else through
+    /// the ordered-key writer: either way the bytes are the writer's and the label reads back.
+    @Test func headerTypeLabelsAreTheOrderedEncoding() throws {
+        for label in ["item", "Person 2", "\u{7F}~", "é", "e\u{301}", "a\u{0}b", "日本", String(repeating: "x", count: 40)] {
+            let header = RecordHeader(isDeleted: false, created: Date(timeIntervalSinceReferenceDate: 1), modified: Date(timeIntervalSinceReferenceDate: 2),
+                                      sequence: 7, type: label)
+            let bytes = header.encoded()
+            var writer = OrderedKeyWriter()
+            writer.write(label)
+            // Status, two datestamps and the creation sequence come first.
+            #expect(Array(bytes[25...]) == writer.bytes, "\(label.unicodeScalars.map(\.value))")
+            let decoded = try bytes.withUnsafeBytes { try RecordHeader($0) }
+            #expect(decoded == header)
+        }
+    }
 }
