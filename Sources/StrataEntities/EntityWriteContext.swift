@@ -200,7 +200,9 @@ public final class EntityWriteContext: EntityReadContext {
     /// consecutive entries of one group land on the leaf the previous put left dirty and skip the
     /// descent.
     @exclusivity(unchecked) private var indexBytes: [UInt8] = []
-    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int)] = []
+    /// `head` is the key's first 16 bytes as two big-endian words (zero-padded): comparing them
+    /// orders most pairs of keys without a call to `memcmp` (see `flushValueIndex`).
+    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int, head: (UInt64, UInt64))] = []
 
     /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
     /// in that index and at the end of the transaction. If it throws, the context is failed (the
@@ -210,9 +212,15 @@ public final class EntityWriteContext: EntityReadContext {
         do {
             let values = try writableTree(EntityLayout.values)
             try indexBytes.withUnsafeBytes { raw in
+                // Keys are distinct (each ends in its entry's sequence). Two keys whose heads
+                // differ are ordered by them (the first differing byte decides, and a shorter
+                // key's zero padding only ties, never reverses an order); equal heads are
+                // compared whole.
                 indexEntries.sort { lhs, rhs in
-                    RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
-                                          UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
+                    if lhs.head.0 != rhs.head.0 { return lhs.head.0 < rhs.head.0 }
+                    if lhs.head.1 != rhs.head.1 { return lhs.head.1 < rhs.head.1 }
+                    return RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
+                                                 UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
                 }
                 for entry in indexEntries {
                     try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
@@ -586,7 +594,12 @@ public final class EntityWriteContext: EntityReadContext {
         let keyEnd = indexBytes.count
         indexBytes.appendID(id)
         if truncated { indexBytes.append(EntityLayout.truncatedMark) }
-        indexEntries.append((start, keyEnd, indexBytes.count))
+        let head = indexBytes.withUnsafeBytes { raw in
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<min(keyEnd, start + 16)])) }
+            return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+        }
+        indexEntries.append((start, keyEnd, indexBytes.count, head))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)
