@@ -45,6 +45,11 @@ public class EntityReadContext {
 
     func header(_ id: EntityID) throws -> RecordHeader? {
         if let pending = pendingHeader(id) { return pending }
+        return try storedHeader(id)
+    }
+
+    /// The header as stored (without the changes a write context has not written yet).
+    func storedHeader(_ id: EntityID) throws -> RecordHeader? {
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }

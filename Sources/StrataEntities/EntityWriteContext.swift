@@ -61,7 +61,8 @@ public final class EntityWriteContext: EntityReadContext {
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let entity = known[id] { return entity.header }
         if absent.contains(id) { return nil }
-        let header = try super.header(id)
+        // Not `super.header`: it would look this transaction's headers up again (`pendingHeader`).
+        let header = try storedHeader(id)
         if let header { known[id] = KnownEntity(header: header, headerChanged: false) } else { absent.insert(id) }
         return header
     }
