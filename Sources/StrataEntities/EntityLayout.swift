@@ -115,21 +115,31 @@ enum EntityLayout {
     static func key(_ id: EntityID, _ suffix: [UInt8]) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(16 + suffix.count)
-        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
-        key.append(contentsOf: suffix)
+        key.appendID(id)
+        key.appendBytes(suffix)
         return key
     }
 
-    /// The header keys of `ids`, as slices of one buffer (for a batched lookup).
-    static func headerKeys(_ ids: [EntityID]) -> [ArraySlice<UInt8>] {
-        let width = 16 + headerName.count
+    /// The header keys of `ids`, one after the other in one buffer (for a batched lookup:
+    /// see `withHeaderKeys`).
+    static func headerKeyBuffer(_ ids: [EntityID]) -> [UInt8] {
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(ids.count * width)
+        buffer.reserveCapacity(ids.count * (16 + headerName.count))
         for id in ids {
-            withUnsafeBytes(of: id.uuid) { buffer.append(contentsOf: $0) }
-            buffer.append(contentsOf: headerName)
+            buffer.appendID(id)
+            buffer.appendBytes(headerName)
         }
-        return (0..<ids.count).map { buffer[($0 * width)..<(($0 + 1) * width)] }
+        return buffer
+    }
+
+    /// Calls `body` with the header keys in `buffer` (from `headerKeyBuffer`) as raw buffers,
+    /// valid during the call. Raw buffers rather than array slices: a batched lookup reads each
+    /// key at every level, and a slice lends its bytes through an unspecialized call each time.
+    static func withHeaderKeys<Result>(_ buffer: [UInt8], _ body: ([UnsafeRawBufferPointer]) throws -> Result) rethrows -> Result {
+        let width = 16 + headerName.count
+        return try buffer.withUnsafeBytes { raw in
+            try body((0..<(raw.count / width)).map { UnsafeRawBufferPointer(rebasing: raw[($0 * width)..<(($0 + 1) * width)]) })
+        }
     }
 
     static func historyKey(id: [UInt8], name: [UInt8], datestamp: Date, sequence: UInt64) -> [UInt8] {

@@ -45,6 +45,11 @@ public class EntityReadContext {
 
     func header(_ id: EntityID) throws -> RecordHeader? {
         if let pending = pendingHeader(id) { return pending }
+        return try storedHeader(id)
+    }
+
+    /// The header as stored (without the changes a write context has not written yet).
+    func storedHeader(_ id: EntityID) throws -> RecordHeader? {
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
         return try bytes.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
@@ -131,15 +136,15 @@ public class EntityReadContext {
 
     /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
     /// lookup of its header, which holds the current entries; only those asked for are decoded.
-    func record(of id: EntityID, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties: [String: PropertyEntry] = [:]
+    func record(of id: EntityID, keys: WantedKeys?) throws -> EntityRecord? {
         if let header = pendingHeader(id) {
             guard !header.isDeleted else { return nil }
+            var properties: [String: PropertyEntry] = [:]
             for current in try header.currentEntries() {
                 let key: String
                 if let keys {
-                    guard let wanted = keys.first(where: { $0.name == current.name }) else { continue }
-                    key = wanted.key
+                    guard let wanted = keys.index(ofEncoding: current.name) else { continue }
+                    key = keys.keys[wanted]
                 } else {
                     key = try Self.decodeName(current.name)
                 }
@@ -154,18 +159,59 @@ public class EntityReadContext {
     }
 
     /// `record(of:keys:)` from the stored bytes of the entity's header.
-    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: [(key: String, name: [UInt8])]?) throws -> EntityRecord? {
-        var properties = [String: PropertyEntry](minimumCapacity: keys?.count ?? 8)
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: WantedKeys?) throws -> EntityRecord? {
+        guard let keys else { return try record(of: id, header: raw) }
+        let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+        // A deleted entity's header has no current entries.
+        guard !header.isDeleted else { return nil }
+        var properties = [String: PropertyEntry](minimumCapacity: keys.count)
+        var deferred: [(key: Int, current: RecordHeader.CurrentEntry)] = []
+        // Only the asked-for entries are decoded; the walk stops once it met them all.
+        try keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
+            var reader = OrderedKeyReader(stamp)
+            let datestamp = try reader.read(Date.self)
+            guard let body else {
+                let sequence = try reader.readBigEndian(UInt64.self, reading: "entry sequence")
+                deferred.append((key, RecordHeader.CurrentEntry(name: Array(keys.encoding(key)), datestamp: datestamp, sequence: sequence)))
+                return
+            }
+            let entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
+            if entry.value != nil { properties[keys.keys[key]] = entry }
+        }
+        for (key, current) in deferred {
+            let entry = try entry(id: id, current: current)
+            if entry.value != nil { properties[keys.keys[key]] = entry }
+        }
+        return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
+    }
+
+    /// `record(of:header:keys:)` building the record's properties from `results`' template
+    /// (see `ResultProperties`): the same record, without hashing its keys.
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, into results: inout ResultProperties) throws -> EntityRecord? {
+        let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+        // A deleted entity's header has no current entries.
+        guard !header.isDeleted else { return nil }
+        results.begin()
+        try results.keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
+            let datestamp = try EntityFixedWidth.orderedDate(stamp, at: 0)
+            let entry: PropertyEntry
+            if let body {
+                entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
+            } else {
+                let sequence = UInt64(bigEndian: stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                entry = try historyEntry(id: id, name: Array(results.keys.encoding(key)), datestamp: datestamp, sequence: sequence)
+            }
+            if entry.value != nil { results.set(entry, forKey: key) }
+        }
+        return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: results.finish())
+    }
+
+    /// The record with every property, from the stored bytes of the entity's header.
+    private func record(of id: EntityID, header raw: UnsafeRawBufferPointer) throws -> EntityRecord? {
+        var properties = [String: PropertyEntry](minimumCapacity: 8)
         var deferred: [(key: String, current: RecordHeader.CurrentEntry)] = []
         let header = try RecordHeader.decode(raw, typeName: typeName) { stored in
-            let key: String
-            if let keys {
-                // By index: iterating the pairs would copy each (a retain of both parts).
-                guard let wanted = keys.indices.first(where: { keys[$0].name.withUnsafeBytes { RecordHeader.equal($0, stored.name) } }) else { return }
-                key = keys[wanted].key
-            } else {
-                key = try RecordHeader.decodeName(stored.name)
-            }
+            let key = try RecordHeader.decodeName(stored.name)
             guard let body = stored.body else {
                 deferred.append((key, RecordHeader.CurrentEntry(name: Array(stored.name), datestamp: stored.datestamp, sequence: stored.sequence)))
                 return
@@ -235,7 +281,7 @@ public class EntityReadContext {
     /// let born = try people[.named("Ada")]?.value("born", as: Int.self)
     /// ```
     public func records(_ references: [EntityReference], keys: [String]? = nil) throws -> [EntityReference: EntityRecord] {
-        let names = keys.map { $0.map { (key: $0, name: EntityLayout.encodedName($0)) } }
+        let names = keys.map(WantedKeys.init)
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
         // By position in `references`: a reference is a large value to copy.
@@ -250,14 +296,18 @@ public class EntityReadContext {
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
         // Every header in one batched lookup: the descents advance together and their cache
         // misses overlap (headers this transaction changed are read from memory instead).
-        let headers = try transaction.get(keys: EntityLayout.headerKeys(found.map(\.id)), in: entries)
+        let keyBuffer = EntityLayout.headerKeyBuffer(found.map(\.id))
+        let headers = try EntityLayout.withHeaderKeys(keyBuffer) { try transaction.get(keys: $0, in: entries) }
+        var results = names.map { ResultProperties($0) }
         for (index, stored) in headers.enumerated() {
             let (position, id) = found[index]
             let record: EntityRecord?
             if pendingHeader(id) != nil {
                 record = try self.record(of: id, keys: names)
             } else if let stored {
-                record = try stored.withUnsafeBytes { try self.record(of: id, header: $0, keys: names) }
+                record = try stored.withUnsafeBytes { raw in
+                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw, keys: nil) }
+                }
             } else {
                 record = nil
             }
@@ -322,7 +372,11 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let datestamp = try key.withUnsafeBytes { try EntityLayout.historyDatestamp(of: $0) }
+        let datestamp = try key.withUnsafeBytes { raw in
+            // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
+            guard raw.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(raw.count) bytes") }
+            return try EntityFixedWidth.orderedDate(raw, at: raw.count - 16)
+        }
         return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
     }
 
@@ -371,15 +425,32 @@ public class EntityReadContext {
     /// keeps back first (see `EntityWriteContext.flushValueIndex`).
     func flushValueIndex() throws {}
 
+    /// Called instead of `flushValueIndex` before an equality query reads the `values` index:
+    /// the index entries a write context keeps back whose key is `prefix` (name and value)
+    /// followed by a sequence, as (sequence, entity), in sequence order; a write context keeping
+    /// many writes them back instead (and answers none). A read context keeps none.
+    func keptBackIndexMatches(prefix: [UInt8]) throws -> [(sequence: UInt64, id: EntityID)] { [] }
+
     func matching(key: String, range: EntityValueRange, type: String?, limit: Int?, order: EntityOrder) throws -> [EntityID] {
-        try flushValueIndex()
-        guard let values = try tree(EntityLayout.values), limit.map({ $0 > 0 }) ?? true else { return [] }
+        guard limit.map({ $0 > 0 }) ?? true else { return [] }
         let name = encodedName(key)
         let lower = range.lower?.orderedBytes
         // An equality range (get-or-create by a property) encodes its value once.
         let upper = range.upper.map { $0 == range.lower ? lower! : $0.orderedBytes }
         let maximum = maximumKeySize
+        // An equality query whose value fits in an index key whole.
+        let isEquality = range.lower != nil && range.upper == range.lower && range.upperInclusive
+            && !EntityLayout.indexedValue(lower!, name: name, maximumKeySize: maximum).truncated
         let from = name + (lower.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? [])
+        // An equality query (a get-or-create by a property) looks at the entries a write keeps
+        // back in memory instead of writing them first: writing them one query at a time cost a
+        // descent into the index per query. They were all written in this transaction, after
+        // every stored entry, so they follow the stored matches (of the same value) in sequence.
+        let kept: [(sequence: UInt64, id: EntityID)]
+        if isEquality { kept = try keptBackIndexMatches(prefix: from) } else {
+            try flushValueIndex()
+            kept = []
+        }
         let to = OrderedKeyWriter.prefixUpperBound(of: name + (upper.map { EntityLayout.indexedValue($0, name: name, maximumKeySize: maximum).bytes } ?? []))
         // Entries whose indexed value was truncated share their index prefix, so within such a
         // group the index order is by entry sequence, not value: a group is always read whole and
@@ -388,7 +459,7 @@ public class EntityReadContext {
         var sawTruncated = false
         var lastIndexed: ArraySlice<UInt8> = []
         let trailer = EntityLayout.sequenceBytes
-        try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
+        if let values = try tree(EntityLayout.values) { try transaction.scan(values, from: from, to: to, reverse: order == .descending) { key, value in
             guard key.count >= name.count + trailer + 1, value.count == 16 || value.count == 17 else {
                 throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
             }
@@ -400,6 +471,13 @@ public class EntityReadContext {
             // entity's current entry of `key` must be the one the index entry was written for.
             guard let state = try indexState(of: id, name: name), state.sequence == sequence else { return true }
             if let type, state.type != type { return true }
+            // An equality query's range holds exactly the entries of that value (encodings are
+            // self-delimiting), so an entry that was not truncated needs no comparison.
+            if value.count == 16, isEquality {
+                found.append((lower!, sequence, id))
+                lastIndexed = indexed
+                return true
+            }
             var encoded = Array(indexed)
             if value.count == 17 {
                 // A truncated entry: compare the entity's stored value.
@@ -417,6 +495,16 @@ public class EntityReadContext {
             found.append((encoded, sequence, id))
             lastIndexed = indexed
             return true
+        } }
+        if !kept.isEmpty {
+            var current: [(encoded: [UInt8], sequence: UInt64, id: EntityID)] = []
+            for (sequence, id) in kept {
+                // Stale or of another type: skipped, as stored entries are.
+                guard let state = try indexState(of: id, name: name), state.sequence == sequence else { continue }
+                if let type, state.type != type { continue }
+                current.append((lower!, sequence, id))
+            }
+            found = order == .ascending ? found + current : current.reversed() + found
         }
         if sawTruncated {
             func precedes(_ lhs: (encoded: [UInt8], sequence: UInt64, id: EntityID), _ rhs: (encoded: [UInt8], sequence: UInt64, id: EntityID)) -> Bool {
@@ -437,15 +525,14 @@ public class EntityReadContext {
         }
         guard let entries = try tree(EntityLayout.entries),
               let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
-        var sequence: UInt64?
-        let header = try bytes.withUnsafeBytes { raw in
-            try name.withUnsafeBytes { wanted in
-                try RecordHeader.decode(raw, typeName: typeName) { stored in
-                    if RecordHeader.equal(stored.name, wanted) { sequence = stored.sequence }
-                }
-            }
+        return try bytes.withUnsafeBytes { raw in
+            let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
+            guard !header.isDeleted else { return nil }
+            // Only the entry of `name` is looked at (see `WantedKeys.entry(named:in:)`).
+            let found = try name.withUnsafeBytes { try WantedKeys.entry(named: $0, in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) }
+            let sequence = found.map { UInt64(bigEndian: $0.stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            return (header.type, sequence)
         }
-        return header.isDeleted ? nil : (header.type, sequence)
     }
 
     /// The properties of other entities whose current value refers to the entity (through

@@ -66,12 +66,19 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         EntityReference(match: match, type: type ?? self.type, createsIfMissing: true, initialProperties: properties)
     }
 
-    /// Hashes what finds the entity (match and type), not the creation details: references are
-    /// dictionary keys of every bulk result, and hashing the initial properties cost more than
-    /// the lookup. Equal references still hash equally (`==` compares every field).
+    /// Hashes what finds the entity (match and type; for an identifier, the identifier), not the
+    /// creation details: references are dictionary keys of every bulk result, and hashing the
+    /// initial properties cost more than the lookup. Equal references still hash equally (`==`
+    /// compares every field).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(match)
-        hasher.combine(type)
+        switch match {
+        // The identifier alone (two words): equal references have equal types too, and bulk
+        // reads by identifier hash every reference into and out of their result.
+        case .id(let id): id.hash(into: &hasher)
+        case .property:
+            hasher.combine(match)
+            hasher.combine(type)
+        }
     }
 
     /// What identifies the entity within one operation (the memo key of resolution).

@@ -61,7 +61,8 @@ public final class EntityWriteContext: EntityReadContext {
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let entity = known[id] { return entity.header }
         if absent.contains(id) { return nil }
-        let header = try super.header(id)
+        // Not `super.header`: it would look this transaction's headers up again (`pendingHeader`).
+        let header = try storedHeader(id)
         if let header { known[id] = KnownEntity(header: header, headerChanged: false) } else { absent.insert(id) }
         return header
     }
@@ -110,6 +111,14 @@ public final class EntityWriteContext: EntityReadContext {
     /// The number of `key` in `names` (added when new).
     private func nameNumber(_ key: String) -> Int {
         if let lastNameNumber, names[lastNameNumber].key == key { return lastNameNumber }
+        // A short table is searched in order: comparing a few short strings is cheaper than
+        // hashing one (a create names each of its keys in turn).
+        if names.count <= 8 {
+            for number in names.indices where names[number].key == key {
+                lastNameNumber = number
+                return number
+            }
+        }
         let number: Int
         if let known = nameNumbers[key] {
             number = known
@@ -192,7 +201,9 @@ public final class EntityWriteContext: EntityReadContext {
     /// consecutive entries of one group land on the leaf the previous put left dirty and skip the
     /// descent.
     @exclusivity(unchecked) private var indexBytes: [UInt8] = []
-    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int)] = []
+    /// `head` is the key's first 16 bytes as two big-endian words (zero-padded): comparing them
+    /// orders most pairs of keys without a call to `memcmp` (see `flushValueIndex`).
+    @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int, head: (UInt64, UInt64))] = []
 
     /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
     /// in that index and at the end of the transaction. If it throws, the context is failed (the
@@ -202,9 +213,15 @@ public final class EntityWriteContext: EntityReadContext {
         do {
             let values = try writableTree(EntityLayout.values)
             try indexBytes.withUnsafeBytes { raw in
+                // Keys are distinct (each ends in its entry's sequence). Two keys whose heads
+                // differ are ordered by them (the first differing byte decides, and a shorter
+                // key's zero padding only ties, never reverses an order); equal heads are
+                // compared whole.
                 indexEntries.sort { lhs, rhs in
-                    RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
-                                          UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
+                    if lhs.head.0 != rhs.head.0 { return lhs.head.0 < rhs.head.0 }
+                    if lhs.head.1 != rhs.head.1 { return lhs.head.1 < rhs.head.1 }
+                    return RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
+                                                 UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
                 }
                 for entry in indexEntries {
                     try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
@@ -218,6 +235,34 @@ public final class EntityWriteContext: EntityReadContext {
             throw error
         }
     }
+
+    /// The kept-back entries an equality query would find (see the read context's
+    /// `keptBackIndexMatches`), searched in memory while there are few; past
+    /// `keptBackSearchLimit` they are written back and the query reads them from the index.
+    override func keptBackIndexMatches(prefix: [UInt8]) throws -> [(sequence: UInt64, id: EntityID)] {
+        guard !indexEntries.isEmpty else { return [] }
+        guard indexEntries.count <= Self.keptBackSearchLimit else {
+            try flushValueIndex()
+            return []
+        }
+        var matches: [(sequence: UInt64, id: EntityID)] = []
+        indexBytes.withUnsafeBytes { raw in
+            prefix.withUnsafeBytes { wanted in
+                // The key is the prefix and a sequence; the value an identifier (a truncated
+                // entry's value has a mark after it, and cannot match a value that fits whole).
+                for entry in indexEntries where entry.keyEnd - entry.start == wanted.count + EntityLayout.sequenceBytes
+                    && entry.valueEnd - entry.keyEnd == 16
+                    && memcmp(raw.baseAddress! + entry.start, wanted.baseAddress!, wanted.count) == 0 {
+                    let sequence = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: entry.keyEnd - EntityLayout.sequenceBytes, as: UInt64.self))
+                    matches.append((sequence, EntityID(bytes: raw, at: entry.keyEnd)))
+                }
+            }
+        }
+        return matches.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// How many kept-back index entries an equality query searches in memory (beyond, it writes them).
+    static let keptBackSearchLimit = 64
 
     /// Writes what this transaction kept for its end: value index entries, record headers, the
     /// sequence, the change log.
@@ -272,11 +317,27 @@ public final class EntityWriteContext: EntityReadContext {
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
 
+    /// The last type label encoded for the `types` index, with its encoding.
+    private var lastType: (label: String, encoded: [UInt8])?
+
+    /// `EntityLayout.encodedName(type)`, remembering the last one (bulk creates name one type).
+    private func typeEncoding(_ type: String) -> [UInt8] {
+        if let lastType, lastType.label == type { return lastType.encoded }
+        let encoded = EntityLayout.encodedName(type)
+        lastType = (type, encoded)
+        return encoded
+    }
+
+    /// The last type label that passed `checkTypeLabel`: bulk creates name one type over and over.
+    private var lastCheckedLabel: String?
+
     func checkTypeLabel(_ label: String) throws {
+        if label == lastCheckedLabel { return }
         guard !label.isEmpty else { throw EntityError.emptyName(what: "entity type label") }
         let bytes = EntityLayout.encodedName(label).count
         let maximum = EntityLayout.maximumNameBytes(maximumKeySize: maximumKeySize)
         guard bytes <= maximum else { throw EntityError.typeLabelTooLong(label: label, bytes: bytes, maximum: maximum) }
+        lastCheckedLabel = label
     }
 
     /// Checks every name a reference may write (its type and initial keys) before anything is written.
@@ -335,10 +396,13 @@ public final class EntityWriteContext: EntityReadContext {
     func create(_ id: EntityID, type: String, properties: [String: EntityValue], at created: Date) throws {
         let sequence = try nextSequence()
         setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
-        try write.put(EntityLayout.typeKey(type, sequence: sequence), id.bytes, in: try writableTree(EntityLayout.types))
+        var typeKey = typeEncoding(type)
+        typeKey.appendBigEndian(sequence)
+        _ = try withUnsafeBytes(of: id.uuid) { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }
         try note(id, .created)
         createdEntities.insert(id)
-        for key in properties.keys.sorted() { try stage(PropertyEntry(properties[key]!, datestamp: created), key: key, to: id, isNew: true) }
+        // In key order, so the history entries follow each other on the entity's leaf.
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) { try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true) }
         try writeStaged(header: true)
     }
 
@@ -369,8 +433,8 @@ public final class EntityWriteContext: EntityReadContext {
             for key in properties.keys { try checkKey(key) }
         }
         let stamp = datestamp ?? self.datestamp
+        // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
         var ids: [EntityReference: EntityID] = [:]
-        ids.reserveCapacity(changes.underestimatedCount)
         for (reference, properties) in changes where ids[reference] == nil {
             let id = try require(reference)
             // Distinct keys: staged together, written after the entity's header.
@@ -468,15 +532,14 @@ public final class EntityWriteContext: EntityReadContext {
             known.values[slot].headerChanged = true
         }
         known.values[slot].noteEntry(key: number)
-        var historyKey = OrderedKeyWriter(reservingCapacity: 32 + name.count)
-        historyKey.write(id.uuid)
-        name.withUnsafeBytes { historyKey.writeFixedWidthBytes($0) }
-        historyKey.write(entry.datestamp)
-        historyKey.writeBigEndian(sequence)
+        // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
-        stagedBytes.append(contentsOf: historyKey.bytes)
+        stagedBytes.appendID(id)
+        stagedBytes.appendBytes(name)
+        stagedBytes.appendOrderedDate(entry.datestamp)
+        stagedBytes.appendBigEndian(sequence)
         let keyEnd = stagedBytes.count
-        stagedBytes.append(contentsOf: body.bytes)
+        stagedBytes.appendBytes(body.bytes)
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
@@ -526,13 +589,18 @@ public final class EntityWriteContext: EntityReadContext {
         let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
         let truncated = encoded.bytes.count > room
         let start = indexBytes.count
-        indexBytes.append(contentsOf: name)
-        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.append(contentsOf: encoded.bytes) }
-        withUnsafeBytes(of: sequence.bigEndian) { indexBytes.append(contentsOf: $0) }
+        indexBytes.appendBytes(name)
+        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.appendBytes(encoded.bytes) }
+        indexBytes.appendBigEndian(sequence)
         let keyEnd = indexBytes.count
-        withUnsafeBytes(of: id.uuid) { indexBytes.append(contentsOf: $0) }
+        indexBytes.appendID(id)
         if truncated { indexBytes.append(EntityLayout.truncatedMark) }
-        indexEntries.append((start, keyEnd, indexBytes.count))
+        let head = indexBytes.withUnsafeBytes { raw in
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<min(keyEnd, start + 16)])) }
+            return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+        }
+        indexEntries.append((start, keyEnd, indexBytes.count, head))
         let targets = value.referencedEntities
         if !targets.isEmpty {
             let references = try writableTree(EntityLayout.references)

@@ -55,8 +55,7 @@ extension PropertyEntry {
             }
             // The next commonest, an unlabelled integer (the whole rest of the body).
             if raw[2] == EntityValueCoding.intTag, raw.count == 3 + MemoryLayout<Int64>.size {
-                var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[3...]))
-                return PropertyEntry(.int(try reader.read(Int.self)), datestamp: datestamp)
+                return PropertyEntry(.int(EntityFixedWidth.orderedInt(raw, at: 3)), datestamp: datestamp)
             }
             var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
             return try decodeValue(from: &reader, datestamp: datestamp, label: nil)

@@ -70,12 +70,18 @@ struct RecordHeader: Equatable {
     init(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = Self.decodeName) throws {
         let (fields, entriesStart) = try Self.decodeFields(bytes, typeName: typeName)
         let entries = UnsafeRawBufferPointer(rebasing: bytes[entriesStart...])
+        // The entries' structure and key order are checked here, their fields when they are
+        // read: a walk over the keys, skipping the rest of each entry undecoded.
         var previous: UnsafeRawBufferPointer?
-        try Self.visitEntries(entries) { stored, _ in
+        var offset = 0
+        while offset < entries.count {
+            let nameStart = offset
+            offset = try WantedKeys.endOfName(entries, from: offset)
+            let name = UnsafeRawBufferPointer(rebasing: entries[nameStart..<offset])
             // Lookups search the entries by key: out of order they would miss one silently.
-            if let previous, !Self.precedes(previous, stored.name) { throw EntityError.corrupt(reason: "header entries out of key order") }
-            previous = stored.name
-            return true
+            if let previous, !Self.precedes(previous, name) { throw EntityError.corrupt(reason: "header entries out of key order") }
+            previous = name
+            _ = try WantedKeys.entryRest(entries, at: &offset)
         }
         self = fields
         entryBytes = Array(entries)
@@ -94,7 +100,7 @@ struct RecordHeader: Equatable {
     }
 
     /// The fields before the current entries, and the offset where those begin.
-    private static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
+    static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
         var reader = OrderedKeyReader(bytes)
         let status = try reader.readByte(reading: "record status")
         guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
@@ -156,26 +162,41 @@ struct RecordHeader: Equatable {
     }
 
     func encoded() -> [UInt8] {
-        var writer = OrderedKeyWriter(reservingCapacity: 40 + type.utf8.count + entryBytes.count)
-        writer.writeByte(isDeleted ? 1 : 0)
-        writer.write(created)
-        writer.write(modified)
-        writer.writeBigEndian(sequence)
-        writer.write(type)
-        entryBytes.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-        return writer.bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(42 + type.utf8.count + entryBytes.count)
+        bytes.append(isDeleted ? 1 : 0)
+        bytes.appendOrderedDate(created)
+        bytes.appendOrderedDate(modified)
+        bytes.appendBigEndian(sequence)
+        // A plain ASCII label (no zero byte, so nothing to escape; always NFC) is its UTF-8
+        // bytes and the terminator; anything else goes through the ordered-key writer.
+        var type = type
+        let plain = type.withUTF8 { utf8 in
+            guard EntityASCIIString.isPlainASCII(UnsafeRawBufferPointer(utf8)) else { return false }
+            bytes.append(contentsOf: utf8)
+            bytes.append(0)
+            bytes.append(0)
+            return true
+        }
+        if !plain {
+            var label = OrderedKeyWriter(reservingCapacity: type.utf8.count + 2)
+            label.write(type)
+            bytes.appendBytes(label.bytes)
+        }
+        bytes.appendBytes(entryBytes)
+        return bytes
     }
 
-    private static func encode(_ entry: CurrentEntry, into writer: inout OrderedKeyWriter) {
-        entry.name.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
-        writer.write(entry.datestamp)
-        writer.writeBigEndian(entry.sequence)
+    private static func encode(_ entry: CurrentEntry, into bytes: inout [UInt8]) {
+        bytes.appendBytes(entry.name)
+        bytes.appendOrderedDate(entry.datestamp)
+        bytes.appendBigEndian(entry.sequence)
         if let body = entry.body {
-            writer.writeByte(inlineMark)
-            writer.writeBigEndian(UInt32(body.count))
-            body.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+            bytes.append(inlineMark)
+            bytes.appendBigEndian(UInt32(body.count))
+            bytes.appendBytes(body)
         } else {
-            writer.writeByte(historyMark)
+            bytes.append(historyMark)
         }
     }
 
@@ -193,9 +214,10 @@ struct RecordHeader: Equatable {
 
     /// Replaces every current entry (`entries` sorted by key).
     mutating func setCurrentEntries(_ entries: [CurrentEntry]) {
-        var writer = OrderedKeyWriter(reservingCapacity: entries.count * 48)
-        for entry in entries { Self.encode(entry, into: &writer) }
-        entryBytes = writer.bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.count * 48)
+        for entry in entries { Self.encode(entry, into: &bytes) }
+        entryBytes = bytes
     }
 
     /// Shows the current entry of property `name` (nil when it has none) to `body`.
@@ -214,30 +236,26 @@ struct RecordHeader: Equatable {
 
     /// Makes `entry` the current entry of its property.
     mutating func setCurrent(_ entry: CurrentEntry) throws {
-        var writer = OrderedKeyWriter(reservingCapacity: 32 + entry.name.count + (entry.body?.count ?? 0))
-        Self.encode(entry, into: &writer)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + entry.name.count + (entry.body?.count ?? 0))
+        Self.encode(entry, into: &bytes)
         let replaced = try entryBytes.withUnsafeBytes { raw in try entry.name.withUnsafeBytes { try Self.locate($0, in: raw).span } }
-        entryBytes.replaceSubrange(replaced, with: writer.bytes)
+        entryBytes.replaceSubrange(replaced, with: bytes)
     }
 
     /// The bytes the current entry of property `name` spans in a current-entries section, or
     /// (not found) the empty range where it would go: a walk that skips each entry's datestamp,
     /// sequence and body without decoding them (the section was checked when it was read).
     private static func locate(_ name: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) throws -> (span: Range<Int>, found: Bool) {
-        var reader = OrderedKeyReader(bytes)
-        while !reader.isAtEnd {
-            let start = reader.offset
-            try reader.skipEscaped(reading: "property key")
-            let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<reader.offset])
+        var offset = 0
+        while offset < bytes.count {
+            let start = offset
+            offset = try WantedKeys.endOfName(bytes, from: offset)
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
             // Sorted by key: past `name`, it is absent.
             if precedes(name, stored) { return (start..<start, false) }
-            try reader.skip(16, reading: "entry datestamp and sequence")
-            switch try reader.readByte(reading: "entry storage") {
-            case inlineMark: try reader.skip(Int(try reader.readBigEndian(UInt32.self, reading: "entry length")), reading: "entry body")
-            case historyMark: break
-            case let mark: throw EntityError.corrupt(reason: "header entry storage \(mark)")
-            }
-            if equal(stored, name) { return (start..<reader.offset, true) }
+            _ = try WantedKeys.entryRest(bytes, at: &offset)
+            if equal(stored, name) { return (start..<offset, true) }
         }
         return (bytes.count..<bytes.count, false)
     }

@@ -175,6 +175,20 @@ import Testing
                 #expect(Set(try tx.referrers(to: .id(id))) == model.links(to: id), "round \(round) \(id)")
             }
             for id in model.deleted { #expect(try tx.record(.id(id)) == nil) }
+            // A bulk read of some keys (the lazy header walk and the result template), with a
+            // key no entity has, a key asked twice, and deleted entities among the live ones.
+            let asked = Self.keys.filter { _ in Bool.random(using: &random) } + ["absent", Self.keys.randomElement(using: &random)!]
+            let references = (Array(model.live.keys) + Array(model.deleted)).sorted().map { EntityReference.id($0) }
+            let bulk = try tx.records(references, keys: asked)
+            #expect(bulk.count == model.live.count, "round \(round)")
+            for (id, entity) in model.live {
+                let record = try #require(bulk[.id(id)], "round \(round) \(id)")
+                #expect(record.type == entity.type && record.modified == entity.modified, "round \(round) \(id)")
+                let expected = Set(asked).reduce(into: [String: PropertyEntry]()) { properties, key in
+                    if let current = model.current(id, key), current.value != nil { properties[key] = current }
+                }
+                #expect(record.properties == expected, "round \(round) \(id) \(asked)")
+            }
             for type in Self.types { #expect(try tx.entities(ofType: type) == model.entities(ofType: type), "round \(round) \(type)") }
             let lower = EntityValue.int(Int.random(in: -5...3, using: &random))
             let ranges = [EntityValueRange(lower...), EntityValueRange(lower..<EntityValue.int(3)), EntityValueRange(...EntityValue.double(0.5)),

@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Strata
+
+/// The property keys a read asked for, encoded once for the whole read, in one buffer: a read
+/// walks each entity's header (`RecordHeader`) and decodes only the current entries of these
+/// keys, skipping the others without decoding their datestamps or bodies, and stops as soon as
+/// it has met them all.
+///
+/// Why the walk compares a wanted encoding at the entry's start instead of first finding where
+/// the entry's key ends: an ordered string's encoding ends with the terminator `00 00`, which
+/// never occurs inside one (a zero byte in the payload is `00 FF`), so no encoding is a proper
+/// prefix of another, and the bytes of an entry that start with a whole wanted encoding are that
+/// key. Only an entry that matches no wanted key has its key skipped byte by byte.
+struct WantedKeys {
+    /// The distinct keys, in the order first asked for.
+    let keys: [String]
+    /// Their ordered encodings, one after the other.
+    private let encodings: [UInt8]
+    /// Where each key's encoding ends in `encodings`.
+    private let ends: [Int]
+
+    init(_ requested: [String]) {
+        var keys: [String] = []
+        var encodings: [UInt8] = []
+        var ends: [Int] = []
+        keys.reserveCapacity(requested.count)
+        ends.reserveCapacity(requested.count)
+        for key in requested where !keys.contains(key) {
+            keys.append(key)
+            encodings.append(contentsOf: EntityLayout.encodedName(key))
+            ends.append(encodings.count)
+        }
+        self.keys = keys
+        self.encodings = encodings
+        self.ends = ends
+    }
+
+    var count: Int { keys.count }
+
+    /// The encoding of key number `index`.
+    func encoding(_ index: Int) -> ArraySlice<UInt8> { encodings[(index == 0 ? 0 : ends[index - 1])..<ends[index]] }
+
+    /// The number of the key whose encoding is `encoding`, or nil when it was not asked for.
+    func index(ofEncoding encoding: [UInt8]) -> Int? {
+        keys.indices.first { self.encoding($0).elementsEqual(encoding) }
+    }
+
+    /// Shows the current entry of each wanted key that the stored current-entries section
+    /// `entries` holds (see `RecordHeader`) to `found`: the key's number here, the entry's 16
+    /// bytes of datestamp and sequence, and its body (nil when only the history holds it). Stops
+    /// after the last wanted key is met. Every offset is checked against the section's length.
+    /// - Throws: `EntityError.corrupt` for a malformed section.
+    func visit(in entries: UnsafeRawBufferPointer,
+               _ found: (_ key: Int, _ stamp: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer?) throws -> Void) throws {
+        guard !keys.isEmpty else { return }
+        try encodings.withUnsafeBytes { wanted in
+            try ends.withUnsafeBufferPointer { ends in
+                var remaining = ends.count
+                // Bit i set: key i was met and is not compared again (beyond the 64th key,
+                // every one is compared on every entry).
+                var met: UInt64 = 0
+                var offset = 0
+                let total = entries.count
+                let base = entries.baseAddress!
+                while offset < total {
+                    // Which wanted key, if any, this entry's key is.
+                    var matched = -1
+                    var start = 0
+                    for index in 0..<ends.count {
+                        let end = ends[index]
+                        defer { start = end }
+                        if index < 64, met & (1 << UInt64(index)) != 0 { continue }
+                        let length = end - start
+                        if length <= total - offset, memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
+                            matched = index
+                            offset += length
+                            break
+                        }
+                    }
+                    if matched < 0 { offset = try Self.endOfName(entries, from: offset) }
+                    let (stamp, body) = try Self.entryRest(entries, at: &offset)
+                    guard matched >= 0 else { continue }
+                    try found(matched, stamp, body)
+                    if matched < 64 { met |= 1 << UInt64(matched) }
+                    remaining -= 1
+                    // A header holds each key once, so counting down is exact past 64 keys too.
+                    if remaining == 0 { return }
+                }
+            }
+        }
+    }
+
+    /// The rest of the current entry whose key ends at `offset`: its 16 bytes of datestamp and
+    /// sequence and its body (nil when only the history holds it); `offset` moves past it.
+    /// - Throws: `EntityError.corrupt` when the entry is cut short or malformed.
+    @inline(__always)
+    static func entryRest(_ entries: UnsafeRawBufferPointer, at offset: inout Int) throws -> (stamp: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer?) {
+        let total = entries.count
+        guard total - offset >= 17 else { throw EntityError.corrupt(reason: "header entry cut short at byte \(offset)") }
+        let stamp = UnsafeRawBufferPointer(rebasing: entries[offset..<(offset + 16)])
+        offset += 16
+        let mark = entries[offset]
+        offset += 1
+        switch mark {
+        case RecordHeader.inlineMark:
+            guard total - offset >= 4 else { throw EntityError.corrupt(reason: "header entry length cut short at byte \(offset)") }
+            let length = Int(UInt32(bigEndian: entries.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard length <= total - offset else { throw EntityError.corrupt(reason: "header entry of \(length) bytes, \(total - offset) left") }
+            let body = UnsafeRawBufferPointer(rebasing: entries[offset..<(offset + length)])
+            offset += length
+            return (stamp, body)
+        case RecordHeader.historyMark:
+            return (stamp, nil)
+        default:
+            throw EntityError.corrupt(reason: "header entry storage \(mark)")
+        }
+    }
+
+    /// The 16 bytes of datestamp and sequence and the body of the current entry of the key
+    /// encoded as `name` in a stored current-entries section, or nil when it has none: the
+    /// walk of `visit` for one key, stopping at it.
+    static func entry(named name: UnsafeRawBufferPointer, in entries: UnsafeRawBufferPointer) throws -> (stamp: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer?)? {
+        var offset = 0
+        let total = entries.count
+        while offset < total {
+            let matched = name.count <= total - offset && memcmp(entries.baseAddress! + offset, name.baseAddress!, name.count) == 0
+            offset = matched ? offset + name.count : try endOfName(entries, from: offset)
+            let rest = try entryRest(entries, at: &offset)
+            if matched { return rest }
+        }
+        return nil
+    }
+
+    /// The offset just past the ordered string that starts at `start` (its `00 00` terminator;
+    /// `00 FF` is an escaped zero inside it).
+    /// - Throws: `EntityError.corrupt` for a missing terminator or another byte after a zero.
+    static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int) throws -> Int {
+        var index = start
+        let total = bytes.count
+        while index + 1 < total {
+            if bytes[index] != 0 {
+                index += 1
+                continue
+            }
+            switch bytes[index + 1] {
+            case 0x00: return index + 2
+            case 0xFF: index += 2
+            case let next: throw EntityError.corrupt(reason: "property key with 0x00 followed by \(next)")
+            }
+        }
+        throw EntityError.corrupt(reason: "property key without its terminator")
+    }
+}
