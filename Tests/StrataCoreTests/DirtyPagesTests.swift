@@ -89,7 +89,7 @@ import StrataTestFixtures
     /// The writer hands a finished transaction's emptied table to the next one (no allocation per
     /// transaction); a table that still holds pages or grew large is not kept.
     @Test func theWriterReusesOnlyEmptySmallTables() {
-        let session = Database.WriterSession(committed: MetaPage.initial(pageSize: 4096), fileSize: 8192)
+        let session = Database.WriterSession(committed: MetaPage.initial(pageSize: 4096), fileSize: 8192, durability: .full)
         var table = session.takeDirtyTable()
         #expect(table.capacity == 0)
         for page in UInt64(2)..<10 { table[page] = PageBuffer(pageSize: 4096, number: page) }

@@ -38,7 +38,8 @@ struct PageAllocator {
 
     /// Adds `pages` to `reusable`, keeping it sorted descending, in time linear in both counts
     /// (a full sort after appending a record of up to `chunkCapacity` pages was a fifth of a small
-    /// commit's instructions: its records come ascending, the opposite of `reusable`). Returns
+    /// commit's instructions: leftover records are stored ascending, the opposite of `reusable`,
+    /// and records of freed pages in freeing order, which is sorted here). Returns
     /// false if a page is already there or listed twice: the free list named a page twice, and
     /// handing it out twice would give two pages of the tree one place in the file.
     mutating func addReusable(_ pages: [UInt64]) -> Bool {
@@ -262,8 +263,9 @@ extension WriteTransaction {
         guard value.count > 0, value.count % 8 == 0 else {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free-tree record of \(value.count) bytes")
         }
-        // Read into a local array first, last page first: records are written ascending and
-        // `reusable` is kept descending, so this order merges without reversing.
+        // Read into a local array first, last page first: leftover records are written
+        // ascending and `reusable` is kept descending, so this order merges them without
+        // reversing (records of freed pages come in freeing order; `addReusable` sorts those).
         let committedPageCount = allocator.committedPageCount
         let pages = try value.withUnsafeBytes { raw in
             let count = raw.count / 8

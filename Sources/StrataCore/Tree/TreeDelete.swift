@@ -19,7 +19,7 @@ extension WriteTransaction {
         access.modificationCount += 1
         let (path, leaf) = try touchPath(&record, key: key)
         let (index, exact) = try leaf.page().search(key)
-        guard exact else { throw StrataError.corruptPage(page: leaf.number, reason: "key vanished between lookup and delete") }
+        guard exact else { throw StrataError.corruptPage(page: leaf.number, reason: knownPresent ? "a key the cursor found is missing from its leaf" : "key vanished between lookup and delete") }
         let node = try leaf.page().leaf(index)
         if node.isOverflow { try freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
         leaf.removeNode(at: index)
