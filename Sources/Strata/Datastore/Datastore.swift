@@ -96,10 +96,13 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (consuming F.Instance) -> Void) throws
     where I.Instance == F.Instance {
         let info = try schema.readTarget(index)
-        let valueBytes = value.orderedKeyBytes
-        // A snapshot without the transaction and context objects of `store.read`.
-        try store.database.withSnapshot {
-            try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
+        // A snapshot without the transaction and context objects of `store.read`, and the value's
+        // key lent from the stack where its type can (`withOrderedKeyBytes`).
+        try value.withOrderedKeyBytes { valueBytes in
+            assert(valueBytes.elementsEqual(value.orderedKeyBytes), "\(I.Value.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
+            try store.database.withSnapshot {
+                try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
+            }
         }
     }
 

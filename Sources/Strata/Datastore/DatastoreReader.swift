@@ -55,8 +55,9 @@ public class DatastoreReader<F: DatastoreFormat> {
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
         var instance: F.Instance?
-        try DatastoreLookup.load(uniqueValueBytes: value.orderedKeyBytes, index: try schema.readTarget(index), schema: schema, in: context) {
-            instance = $0
+        let info = try schema.readTarget(index)
+        try value.withOrderedKeyBytes { valueBytes in
+            try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: context) { instance = $0 }
         }
         return instance
     }
@@ -95,6 +96,8 @@ public class DatastoreReader<F: DatastoreFormat> {
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
         var views: [ByteView] = []
+        // Room for a typical page of results up front, instead of growing through several copies.
+        views.reserveCapacity(min(limit ?? 64, 64))
         /// Direct indexes only: the entry keys, to name an instance that fails to decode.
         var directKeys: [ByteView] = []
         try scan(info.tree, range, order: order, limit: limit) { key, value in
@@ -154,6 +157,8 @@ public class DatastoreReader<F: DatastoreFormat> {
     /// Where the identifier starts in an index key; a key whose value does not parse is
     /// `DatastoreError.corruptIndexEntry`.
     static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type, index: String) throws -> Int {
+        // A string value (the usual index) is found by its terminator without a witness call.
+        if Value.self == String.self, let end = OrderedKeyReader.escapedEnd(in: key, from: 0) { return end }
         var reader = OrderedKeyReader(key)
         do {
             try Value.skipOrderedKey(in: &reader)
