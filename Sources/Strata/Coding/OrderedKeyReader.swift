@@ -151,6 +151,18 @@ public struct OrderedKeyReader {
         let total = buffer.count
         var index = start
         while index < total {
+            // Eight bytes at a time (the classic "has a zero byte" test on a little-endian word:
+            // its lowest flagged byte is the first zero byte, as a borrow only propagates from a
+            // zero byte upwards), straight to the first zero byte.
+            if total - index >= 8 {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+                if zeros == 0 {
+                    index += 8
+                    continue
+                }
+                index += zeros.trailingZeroBitCount / 8
+            }
             if base.load(fromByteOffset: index, as: UInt8.self) != 0 {
                 index += 1
                 continue

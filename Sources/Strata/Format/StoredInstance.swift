@@ -69,6 +69,19 @@ enum InstanceEnvelope {
         return try decodeCurrent(F.self, from: payload, coding: F.coding)
     }
 
+    /// The payload of `bytes` if the envelope starts with `prefix` (`currentPrefix(format:)`),
+    /// else nil. The prefix is a few bytes (a tag and a small version): compared inline, where a
+    /// `memcmp` call cost more than the comparison.
+    @inline(__always)
+    static func payload(of bytes: UnsafeRawBufferPointer, ifItStartsWith prefix: [UInt8]) -> UnsafeRawBufferPointer? {
+        let count = prefix.count
+        guard bytes.count >= count else { return nil }
+        return prefix.withUnsafeBytes { prefix in
+            for index in 0..<count where bytes[index] != prefix[index] { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[count...])
+        }
+    }
+
     /// Decodes an envelope, migrating older versions and refusing newer ones.
     static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type) throws -> F.Instance {
         var reader = OrderedKeyReader(bytes)
