@@ -4,7 +4,7 @@ import Synchronization
 
 /// Everything a datastore knows about its format, shared by the datastore and the transaction
 /// contexts that use it: tree layout, resolved indexes, and which indexes are not built yet.
-final class DatastoreSchema<F: DatastoreFormat>: Sendable {
+@usableFromInline final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let format: F
     let layout: DatastoreLayout
     let indexes: [IndexInfo<F.Instance>]
