@@ -39,7 +39,10 @@ import StrataCore
               entry.key.count >= valueBytes.count,
               entry.key.withUnsafeBytes({ valueBytes.isEmpty || memcmp($0.baseAddress!, valueBytes.baseAddress!, valueBytes.count) == 0 }) else { return }
         let idBytes = entry.key.subview(from: valueBytes.count)
-        guard let envelope = info.isDirect ? entry.value : try reads.get(idBytes, inTree: schema.layout.primary) else {
+        // The identifier's bytes as a raw buffer: the generic `get` would dispatch them through
+        // `BytesConvertible` in this unspecialized code.
+        guard let envelope = info.isDirect ? entry.value
+                : try idBytes.withUnsafeBytes({ try reads.get(rawKey: $0, inTree: schema.layout.primary) }) else {
             throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
         }
         found(try schema.decode(envelope, id: idBytes.bytes))
