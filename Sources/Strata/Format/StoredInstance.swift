@@ -52,15 +52,7 @@ enum InstanceEnvelope {
     /// datastore. The common case (written by the current version) skips reading the version
     /// generically, which costs runtime metadata lookups on every call.
     static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: [UInt8]) throws -> F.Instance {
-        // The prefix is a few bytes (a tag and a small version): compared inline, where a
-        // `memcmp` call cost more than the comparison.
-        let matchesCurrent = currentPrefix.withUnsafeBytes { prefix in
-            guard bytes.count >= prefix.count else { return false }
-            for index in 0..<prefix.count where bytes[index] != prefix[index] { return false }
-            return true
-        }
-        guard matchesCurrent else { return try decode(bytes, format: F.self) }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...])
+        guard let payload = payload(of: bytes, ifItStartsWith: currentPrefix) else { return try decode(bytes, format: F.self) }
         // The usual format (binary, no field evolution) goes straight to the decoder: each generic
         // layer in between costs unspecialized calls and associated-type look-ups per instance.
         if F.coding == .binary, case .none = F.fieldEvolution {
