@@ -27,6 +27,18 @@ public struct BinaryInstanceDecoder: Sendable {
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, pathNode: BinaryDecodingContext.rootPath)
     }
 
+    /// `decode(_:from:)` for a datastore's instances: the same decode, without building a
+    /// decoder value or an extent from pointers first.
+    static func decodeInstance<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        guard bytes.count <= Int(UInt32.max), !BinarySpecialValues.isSpecial(T.self) else {
+            return try BinaryInstanceDecoder().decode(T.self, from: bytes)
+        }
+        let context = BinaryDecodingContext.begin(buffer: bytes)
+        defer { context.end() }
+        return try T(from: BinaryValueDecoder(context: context, extent: BinaryExtent(start: 0, end: UInt32(bytes.count)),
+                                              pathNode: BinaryDecodingContext.rootPath))
+    }
+
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try bytes.withUnsafeBytes { buffer in
             try decode(T.self, from: buffer)

@@ -22,8 +22,11 @@ struct BinaryKeyNameTable {
     private var count = 0
     /// Where the next look-up starts: keys are usually asked in declaration order.
     private var next = 0
-    /// Whether the table's key type qualifies (see above); decided at its first key.
-    private var keyTypeQualifies: Bool?
+    /// The key type's size in bytes (0, 1 or 2) once it is known to qualify (see above);
+    /// `unknown` until its first key, `unqualified` for other key types.
+    private(set) var keySize = BinaryKeyNameTable.unknown
+    static var unknown: Int { -2 }
+    static var unqualified: Int { -1 }
 
     static func allocate() -> UnsafeMutablePointer<BinaryKeyNameTable> {
         let table = UnsafeMutablePointer<BinaryKeyNameTable>.allocate(capacity: 1)
@@ -47,11 +50,23 @@ struct BinaryKeyNameTable {
 
     /// The UTF-8 bytes of `key.stringValue`, valid as long as the table; nil if `Key` is not a
     /// key type this table can hold, or the table is full.
+    ///
+    /// The usual case (a qualifying key type whose name is known) is inlined and touches no
+    /// generic metadata but `Key`'s size; deciding whether the type qualifies and learning a
+    /// name are out of line, so the caller's code carries none of their set-up.
     @inline(__always)
     mutating func name<Key: CodingKey>(of key: Key) -> UnsafeRawBufferPointer? {
-        guard let keyBits = Self.bits(of: key) else { return nil }
-        if keyTypeQualifies == nil { keyTypeQualifies = Mirror(reflecting: key).displayStyle == .enum }
-        guard keyTypeQualifies == true else { return nil }
+        let size = keySize
+        guard size >= 0 else {
+            guard size == Self.unknown else { return nil }
+            return qualifyAndName(of: key)
+        }
+        let keyBits: UInt64
+        switch size {
+        case 0: keyBits = 0
+        case 1: keyBits = UInt64(unsafeBitCast(key, to: UInt8.self))
+        default: keyBits = UInt64(unsafeBitCast(key, to: UInt16.self))
+        }
         if next < count, bits[next] == keyBits {
             next += 1
             return names[next - 1]
@@ -59,18 +74,17 @@ struct BinaryKeyNameTable {
         return find(keyBits) ?? learn(key, bits: keyBits)
     }
 
-    /// The key's bits, zero-extended; nil unless `Key` is plain bits of 0, 1 or 2 bytes.
-    @inline(__always)
-    private static func bits<Key: CodingKey>(of key: Key) -> UInt64? {
-        guard _isPOD(Key.self) else { return nil }
-        // `unsafeBitCast` of a value of a matching size is a plain load here, where
-        // `withUnsafeBytes(of:)` on an unspecialized type is an outlined call with a closure.
-        switch MemoryLayout<Key>.size {
-        case 0: return 0
-        case 1: return UInt64(unsafeBitCast(key, to: UInt8.self))
-        case 2: return UInt64(unsafeBitCast(key, to: UInt16.self))
-        default: return nil
-        }
+    /// Decides whether `Key` qualifies (on its first key), then answers as `name(of:)`.
+    @inline(never)
+    private mutating func qualifyAndName<Key: CodingKey>(of key: Key) -> UnsafeRawBufferPointer? {
+        keySize = Self.qualifyingSize(of: key) ?? Self.unqualified
+        return keySize >= 0 ? name(of: key) : nil
+    }
+
+    /// `Key`'s size if it is an enum of plain bits of at most 2 bytes (see the type's comment).
+    private static func qualifyingSize<Key: CodingKey>(of key: Key) -> Int? {
+        guard _isPOD(Key.self), MemoryLayout<Key>.size <= 2 else { return nil }
+        return Mirror(reflecting: key).displayStyle == .enum ? MemoryLayout<Key>.size : nil
     }
 
     private mutating func find(_ keyBits: UInt64) -> UnsafeRawBufferPointer? {
@@ -82,7 +96,7 @@ struct BinaryKeyNameTable {
     }
 
     @inline(never)
-    private mutating func learn(_ key: some CodingKey, bits keyBits: UInt64) -> UnsafeRawBufferPointer? {
+    private mutating func learn<Key: CodingKey>(_ key: Key, bits keyBits: UInt64) -> UnsafeRawBufferPointer? {
         guard count < Self.capacity else { return nil }
         var name = key.stringValue
         let copy = name.withUTF8 { utf8 in

@@ -16,8 +16,16 @@ struct BinaryKeyedContainerState {
     /// The state of the keyed container stored in `bytes` at `pathNode`; throws
     /// `DecodingError` if `bytes` is nil or its header is damaged.
     init(bytes: UnsafeRawBufferPointer, context: BinaryDecodingContext, pathNode: Int) throws {
-        let header = try BinaryValueDecoder.readContainerHeader(
-            bytes, minimumEntrySize: BinaryContainerLayout.minimumKeyedEntrySize, kind: "keyed", codingPath: context.codingPath(at: pathNode))
+        let header: (count: Int, entriesStart: Int)
+        // The usual header, a field count below 128, is one byte (`readContainerHeader` checks
+        // the same bounds, and reports damage, for every other case).
+        if let base = bytes.baseAddress, !bytes.isEmpty, base.load(as: UInt8.self) < 0x80,
+           Int(base.load(as: UInt8.self)) <= (bytes.count - 1) / BinaryContainerLayout.minimumKeyedEntrySize {
+            header = (Int(base.load(as: UInt8.self)), 1)
+        } else {
+            header = try BinaryValueDecoder.readContainerHeader(
+                bytes, minimumEntrySize: BinaryContainerLayout.minimumKeyedEntrySize, kind: "keyed", codingPath: context.codingPath(at: pathNode))
+        }
         self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart)
         self.context = context
         self.pathNode = pathNode

@@ -34,24 +34,54 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         codingPath + [key]
     }
 
+    /// The value stored under `key`, or nil if the record has no such field.
+    ///
+    /// Inlined into every `decode` method, so it is kept to the usual case: a key whose name the
+    /// thread's `BinaryKeyNameTable` knows, and the next stored field. Asking a key for its
+    /// `stringValue` and building errors (which need `any CodingKey` boxes and paths) are out of
+    /// line: in unspecialized generic code, such set-up runs on every call, not only when used.
     @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
+        let state = self.state
+        guard let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) else {
+            return try valueBytes(byStringValueOf: key)
+        }
         do {
-            if let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) {
-                return try state.pointee.fields.valueBytes(named: name)
-            }
+            return try state.pointee.fields.valueBytes(named: name)
+        } catch {
+            throw failure(error, forKey: key)
+        }
+    }
+
+    /// `valueBytes(forKey:)` for a key the name table does not hold: by its `stringValue`.
+    @inline(never)
+    private func valueBytes(byStringValueOf key: Key) throws -> UnsafeRawBufferPointer? {
+        do {
             return try state.pointee.fields.valueBytes(named: key.stringValue)
         } catch {
-            throw error.decodingError(codingPath: path(appending: key))
+            throw failure(error, forKey: key)
         }
+    }
+
+    /// Damage found while reading the field under `key`, as a `DecodingError` at its path.
+    @inline(never)
+    private func failure(_ error: BinaryFormatError, forKey key: Key) -> DecodingError {
+        error.decodingError(codingPath: path(appending: key))
+    }
+
+    @inline(never)
+    private func missing(_ key: Key) -> DecodingError {
+        DecodingError.keyNotFound(key, DecodingError.Context(codingPath: codingPath, debugDescription: "No value for key '\(key.stringValue)'"))
+    }
+
+    @inline(never)
+    private func foundNil<T>(_: T.Type, forKey key: Key) -> DecodingError {
+        DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: path(appending: key), debugDescription: "Expected \(T.self) but found nil"))
     }
 
     @inline(__always)
     private func requiredValueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer {
-        guard let bytes = try valueBytes(forKey: key) else {
-            throw DecodingError.keyNotFound(key, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "No value for key '\(key.stringValue)'"))
-        }
+        guard let bytes = try valueBytes(forKey: key) else { throw missing(key) }
         return bytes
     }
 
@@ -70,21 +100,41 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     }
 
     // Always inlined into the typed `decode` methods below, so each one calls a specialized
-    // `decodePrimitive` / `readBinary` instead of going through generic metadata and witnesses
-    // (the container is generic over `Key`, which blocks specialization of an outlined call).
+    // `readBinary` instead of going through generic metadata and witnesses (the container is
+    // generic over `Key`, which blocks specialization of an outlined call).
     @inline(__always)
     private func primitive<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T {
-        try BinaryValueDecoder.decodePrimitive(T.self, from: requiredValueBytes(forKey: key), codingPath: path(appending: key))
+        let bytes = try requiredValueBytes(forKey: key)
+        guard !bytes.isEmpty else { throw foundNil(T.self, forKey: key) }
+        do {
+            return try T.readBinary(from: bytes)
+        } catch {
+            throw failure(error, forKey: key)
+        }
     }
 
     @inline(__always)
     private func primitiveIfPresent<T: BinaryPrimitive>(_: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
-        return try BinaryValueDecoder.decodePrimitive(T.self, from: bytes, codingPath: path(appending: key))
+        do {
+            return try T.readBinary(from: bytes)
+        } catch {
+            throw failure(error, forKey: key)
+        }
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(type, forKey: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try primitive(type, forKey: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        // Most stored strings are short ASCII: one length byte, then at most 15 bytes.
+        let bytes = try requiredValueBytes(forKey: key)
+        if let string = BinarySmallString.lengthPrefixedASCII(bytes) { return string }
+        guard !bytes.isEmpty else { throw foundNil(String.self, forKey: key) }
+        do {
+            return try String.readBinary(from: bytes)
+        } catch {
+            throw failure(error, forKey: key)
+        }
+    }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try primitive(type, forKey: key) }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try primitive(type, forKey: key) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try primitive(type, forKey: key) }

@@ -19,6 +19,18 @@ enum BinarySmallString {
         return build(bytes)
     }
 
+    /// The string of a binary coder's `String` value (`[length][UTF-8 bytes]`) when its length
+    /// fits one byte and it is at most 15 ASCII bytes; nil otherwise (the caller then takes the
+    /// general path, which also reports damage).
+    @inline(__always)
+    static func lengthPrefixedASCII(_ value: UnsafeRawBufferPointer) -> String? {
+        let count = value.count
+        guard count >= 1, count <= 16, let base = value.baseAddress, Int(base.load(as: UInt8.self)) == count - 1, isAvailable else {
+            return nil
+        }
+        return build(UnsafeRawBufferPointer(start: base + 1, count: count - 1))
+    }
+
     @inline(__always)
     private static func build(_ bytes: UnsafeRawBufferPointer) -> String? {
         var words = load(bytes)

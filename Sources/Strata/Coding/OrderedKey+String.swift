@@ -39,6 +39,33 @@ extension String: OrderedKey {
         return string
     }
 
+    /// The key's bytes built on the stack for strings of up to 256 UTF-8 bytes that are
+    /// trivially NFC (the usual case: a unique-index value such as an email or an ISBN), so a
+    /// lookup by such a value allocates nothing; the bytes are exactly `orderedKeyBytes`.
+    public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        var string = self
+        let lent: Bool = try string.withUTF8 { utf8 in
+            guard utf8.count <= 256, utf8.allSatisfy({ $0 < 0xCC }) else { return false }
+            // Each zero byte becomes two bytes, and the terminator adds two.
+            try withUnsafeTemporaryAllocation(byteCount: utf8.count * 2 + 2, alignment: 1) { storage in
+                var end = 0
+                for byte in utf8 {
+                    storage[end] = byte
+                    end += 1
+                    if byte == 0 {
+                        storage[end] = 0xFF
+                        end += 1
+                    }
+                }
+                storage[end] = 0
+                storage[end + 1] = 0
+                try body(UnsafeRawBufferPointer(rebasing: storage[..<(end + 2)]))
+            }
+            return true
+        }
+        if !lent { try orderedKeyBytes.withUnsafeBytes(body) }
+    }
+
     /// Finds the terminator without copying or validating the payload.
     public static func skipOrderedKey(in reader: inout OrderedKeyReader) throws {
         try reader.skipEscaped(reading: "String")

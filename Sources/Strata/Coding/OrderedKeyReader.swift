@@ -135,7 +135,53 @@ public struct OrderedKeyReader {
     public mutating func skipEscaped(reading: @autoclosure () -> String = "escaped bytes") throws(OrderedKeyError) {
         let start = offset
         let total = count
-        let result: Result<Int, OrderedKeyError> = withBuffer { buffer in
+        let end: Int? = withBuffer { Self.escapedEnd(in: $0, from: start) }
+        if let end {
+            position = end
+            return
+        }
+        throw escapedFailure(from: start, total: total, reading: reading())
+    }
+
+    /// Where the escaped string starting at `start` ends (just after its `0x00 0x00`), or nil if
+    /// it is damaged or unterminated. A plain loop over the bytes: the hot part of reading the
+    /// identifier out of a string index's key.
+    static func escapedEnd(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let base = buffer.baseAddress else { return nil }
+        let total = buffer.count
+        var index = start
+        while index < total {
+            // Eight bytes at a time (the classic "has a zero byte" test on a little-endian word:
+            // its lowest flagged byte is the first zero byte, as a borrow only propagates from a
+            // zero byte upwards), straight to the first zero byte.
+            if total - index >= 8 {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+                if zeros == 0 {
+                    index += 8
+                    continue
+                }
+                index += zeros.trailingZeroBitCount / 8
+            }
+            if base.load(fromByteOffset: index, as: UInt8.self) != 0 {
+                index += 1
+                continue
+            }
+            guard index + 1 < total else { return nil }
+            switch base.load(fromByteOffset: index + 1, as: UInt8.self) {
+            case 0x00: return index + 2
+            case 0xFF: index += 2
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// The error `skipEscaped` throws for the damaged or unterminated string at `start` (the
+    /// same errors `readEscaped` gives).
+    @inline(never)
+    private func escapedFailure(from start: Int, total: Int, reading: String) -> OrderedKeyError {
+        withBuffer { buffer in
             var index = start
             while index < total {
                 if buffer[index] != 0 {
@@ -143,20 +189,14 @@ public struct OrderedKeyReader {
                     continue
                 }
                 guard index + 1 < total else { break }
-                switch buffer[index + 1] {
-                case 0x00: return .success(index + 2)
-                case 0xFF: index += 2
-                default:
-                    return .failure(.invalid(
-                        offset: index, reading: reading(),
-                        reason: "0x00 must be followed by 0x00 (end) or 0xFF (escaped zero)"))
+                guard buffer[index + 1] == 0xFF else {
+                    return .invalid(offset: index, reading: reading, reason: "0x00 must be followed by 0x00 (end) or 0xFF (escaped zero)")
                 }
+                index += 2
             }
-            return .failure(.truncated(
-                offset: start, needed: total - start + 1, available: total - start,
-                reading: "\(reading()) (missing 0x00 0x00 terminator)"))
+            return .truncated(offset: start, needed: total - start + 1, available: total - start,
+                              reading: "\(reading) (missing 0x00 0x00 terminator)")
         }
-        position = try result.get()
     }
 
     /// Reads one nested key of type `Key`.

@@ -7,7 +7,7 @@ import StrataCore
 public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable {
     /// The store this datastore reads from and writes to.
     public let store: Store<Access>
-    let schema: DatastoreSchema<F>
+    @usableFromInline let schema: DatastoreSchema<F>
 
     init(store: Store<Access>) throws {
         self.store = store
@@ -54,13 +54,14 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         return instance
     }
 
-    @usableFromInline func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
-        // One lookup: a snapshot without the transaction and context objects of `store.read`, and
+    @inlinable func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
+        // Inlined into the caller, where `F` is known: no look-ups of `F.Identifier`'s key
+        // conformance per call. One lookup: a snapshot without the transaction and context objects of `store.read`, and
         // a key lent from the stack for fixed-width identifiers (`withOrderedKeyBytes`).
         try store.database.withSnapshot { snapshot in
             try id.withOrderedKeyBytes { idBytes in
                 assert(idBytes.elementsEqual(id.orderedKeyBytes), "\(F.Identifier.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
-                try DatastoreLookup.load(idBytes: idBytes, schema: schema, in: snapshot, found: found)
+                try DatastoreLookup.load(idBytes: idBytes, schema: schema, snapshot: snapshot, found: found)
             }
         }
     }
@@ -96,10 +97,13 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     @usableFromInline func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>, found: (consuming F.Instance) -> Void) throws
     where I.Instance == F.Instance {
         let info = try schema.readTarget(index)
-        let valueBytes = value.orderedKeyBytes
-        // A snapshot without the transaction and context objects of `store.read`.
-        try store.database.withSnapshot {
-            try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
+        // A snapshot without the transaction and context objects of `store.read`, and the value's
+        // key lent from the stack where its type can (`withOrderedKeyBytes`).
+        try value.withOrderedKeyBytes { valueBytes in
+            assert(valueBytes.elementsEqual(value.orderedKeyBytes), "\(I.Value.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
+            try store.database.withSnapshot {
+                try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Glibc
 import StrataCore
 
 /// The two single-instance read paths (by identifier, by a unique index's value), written once for
@@ -10,8 +11,15 @@ import StrataCore
 /// `F.Instance?` through the generic `withSnapshot`, which needed `Optional<F.Instance>`'s. The
 /// public entry points are small `@inlinable` wrappers that build the optional in the caller's
 /// (specialized) code.
-enum DatastoreLookup {
+@usableFromInline enum DatastoreLookup {
     /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
+    /// `load(idBytes:schema:in:found:)` in a `withSnapshot` call: the entry point of the
+    /// inlinable `Datastore.load`, which cannot name the internal `DatastoreTreeReads`.
+    @usableFromInline static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, snapshot: ReadSnapshot,
+                                                           found: (consuming F.Instance) -> Void) throws {
+        try load(idBytes: idBytes, schema: schema, in: snapshot, found: found)
+    }
+
     static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
         guard let envelope = try reads.get(rawKey: idBytes, inTree: schema.layout.primary) else { return }
@@ -23,14 +31,18 @@ enum DatastoreLookup {
     /// value's entry if it starts with them (the value's encoding is self-delimiting, so no other
     /// value's key does), and what follows them is the identifier. Then at most one primary lookup
     /// (none for a direct index, whose entry holds the envelope).
-    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: [UInt8], index info: IndexReadTarget,
+    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: UnsafeRawBufferPointer, index info: IndexReadTarget,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
         // The views stay valid: they point into the snapshot, which outlives this call.
         guard let entry = try reads.firstEntry(atOrAfter: valueBytes, inTree: info.tree),
-              entry.key.count >= valueBytes.count, entry.key.withUnsafeBytes({ $0.starts(with: valueBytes) }) else { return }
+              entry.key.count >= valueBytes.count,
+              entry.key.withUnsafeBytes({ valueBytes.isEmpty || memcmp($0.baseAddress!, valueBytes.baseAddress!, valueBytes.count) == 0 }) else { return }
         let idBytes = entry.key.subview(from: valueBytes.count)
-        guard let envelope = info.isDirect ? entry.value : try reads.get(idBytes, inTree: schema.layout.primary) else {
+        // The identifier's bytes as a raw buffer: the generic `get` would dispatch them through
+        // `BytesConvertible` in this unspecialized code.
+        guard let envelope = info.isDirect ? entry.value
+                : try idBytes.withUnsafeBytes({ try reads.get(rawKey: $0, inTree: schema.layout.primary) }) else {
             throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
         }
         found(try schema.decode(envelope, id: idBytes.bytes))

@@ -55,8 +55,9 @@ public class DatastoreReader<F: DatastoreFormat> {
     public func load<I: UniqueIndexRepresentation>(_ value: I.Value, from index: KeyPath<F, I>) throws -> F.Instance?
     where I.Instance == F.Instance {
         var instance: F.Instance?
-        try DatastoreLookup.load(uniqueValueBytes: value.orderedKeyBytes, index: try schema.readTarget(index), schema: schema, in: context) {
-            instance = $0
+        let info = try schema.readTarget(index)
+        try value.withOrderedKeyBytes { valueBytes in
+            try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: context) { instance = $0 }
         }
         return instance
     }
@@ -90,11 +91,13 @@ public class DatastoreReader<F: DatastoreFormat> {
     }
 
     /// Two passes: the index entries in range are collected first (views into the snapshot, no
-    /// decoding), then the instances are looked up together (`Transaction.get(_:in:)` for many
-    /// keys overlaps their cache misses) and decoded straight into the result's storage.
+    /// decoding), then the instances are looked up together (`Transaction.forEachValue(of:in:_:)`
+    /// overlaps their cache misses) and decoded straight into the result's storage.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
         var views: [ByteView] = []
+        // Room for a typical page of results up front, instead of growing through several copies.
+        views.reserveCapacity(min(limit ?? 64, 64))
         /// Direct indexes only: the entry keys, to name an instance that fails to decode.
         var directKeys: [ByteView] = []
         try scan(info.tree, range, order: order, limit: limit) { key, value in
@@ -107,24 +110,29 @@ public class DatastoreReader<F: DatastoreFormat> {
                 }))
             }
         }
-        let envelopes: [ByteView?]
-        if info.isDirect || views.isEmpty {
-            envelopes = views
-        } else if let primary = try context.tree(layout.primary) {
-            envelopes = try transaction.get(views, in: primary)
-        } else {
-            envelopes = []
+        if !info.isDirect, !views.isEmpty {
+            guard let primary = try context.tree(layout.primary) else {
+                throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
+            }
+            // Each instance is decoded straight into the result's storage as its lookup finds it.
+            return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
+                try transaction.forEachValue(of: views, in: primary) { index, envelope in
+                    guard let envelope else {
+                        throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
+                    }
+                    // Decoded straight into the slot: a local first would cost a copy and a destroy
+                    // of the instance (value witnesses, as this code is unspecialized).
+                    // `forEachValue` goes through the keys in order, so `index == initialized`.
+                    (storage.baseAddress! + initialized).initialize(to: try decode(envelope, id: views[index].bytes))
+                    initialized += 1
+                }
+            }
         }
         return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
             for index in views.indices {
-                guard index < envelopes.count, let envelope = envelopes[index] else {
-                    throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
-                }
-                // Decoded straight into the slot: a local first would cost a copy and a destroy
-                // of the instance (value witnesses, as this code is unspecialized).
-                (storage.baseAddress! + initialized).initialize(to: try decode(envelope, id: info.isDirect
-                    ? try directKeys[index].withUnsafeBytes { Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name)) }
-                    : views[index].bytes))
+                (storage.baseAddress! + initialized).initialize(to: try decode(views[index], id: try directKeys[index].withUnsafeBytes {
+                    Array(try Self.identifierBytes(inIndexKey: $0, valueType: valueType, index: info.name))
+                }))
                 initialized += 1
             }
         }
@@ -154,6 +162,8 @@ public class DatastoreReader<F: DatastoreFormat> {
     /// Where the identifier starts in an index key; a key whose value does not parse is
     /// `DatastoreError.corruptIndexEntry`.
     static func identifierOffset<Value: OrderedKey>(inIndexKey key: UnsafeRawBufferPointer, valueType: Value.Type, index: String) throws -> Int {
+        // A string value (the usual index) is found by its terminator without a witness call.
+        if Value.self == String.self, let end = OrderedKeyReader.escapedEnd(in: key, from: 0) { return end }
         var reader = OrderedKeyReader(key)
         do {
             try Value.skipOrderedKey(in: &reader)

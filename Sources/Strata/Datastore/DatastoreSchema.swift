@@ -4,12 +4,15 @@ import Synchronization
 
 /// Everything a datastore knows about its format, shared by the datastore and the transaction
 /// contexts that use it: tree layout, resolved indexes, and which indexes are not built yet.
-final class DatastoreSchema<F: DatastoreFormat>: Sendable {
+@usableFromInline final class DatastoreSchema<F: DatastoreFormat>: Sendable {
     let format: F
     let layout: DatastoreLayout
     let indexes: [IndexInfo<F.Instance>]
     /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
     let currentEnvelopePrefix: [UInt8]
+    /// Whether an envelope starting with `currentEnvelopePrefix` is decoded by the binary decoder
+    /// alone (binary coding, no field evolution), decided once instead of per instance.
+    let decodesBinaryDirectly: Bool
     /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
     private let readTargets: [IndexReadTarget]
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
@@ -32,6 +35,7 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
         layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
+        decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
         readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
         writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
@@ -75,7 +79,14 @@ final class DatastoreSchema<F: DatastoreFormat>: Sendable {
 
     /// Decodes a stored envelope of this datastore (migrating older versions).
     func decode(_ envelope: ByteView) throws -> F.Instance {
-        try envelope.withUnsafeBytes { try InstanceEnvelope.decode($0, format: F.self, currentPrefix: currentEnvelopePrefix) }
+        try envelope.withUnsafeBytes { bytes in
+            // The usual envelope (current version, binary, no field evolution) goes straight to
+            // the decoder: every generic layer in between costs look-ups per instance.
+            if decodesBinaryDirectly, let payload = InstanceEnvelope.payload(of: bytes, ifItStartsWith: currentEnvelopePrefix) {
+                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload)
+            }
+            return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopePrefix)
+        }
     }
 
     func storedDescriptor(in context: StoreReadContext) throws -> DatastoreDescriptor? {

@@ -15,7 +15,7 @@ protocol DatastoreTreeReads {
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
               _ body: (ByteView, ByteView) throws -> Bool) throws
     /// The first entry of the tree called `name` at or after `key`; nil if none or no such tree.
-    func firstEntry(atOrAfter key: [UInt8], inTree name: String) throws -> (key: ByteView, value: ByteView)?
+    func firstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String) throws -> (key: ByteView, value: ByteView)?
 }
 
 extension DatastoreTreeReads {
@@ -54,7 +54,7 @@ extension StoreReadContext: DatastoreTreeReads {
         try transaction.scan(tree, from: lower, to: upper, reverse: reverse, body)
     }
 
-    func firstEntry(atOrAfter key: [UInt8], inTree name: String) throws -> (key: ByteView, value: ByteView)? {
+    func firstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String) throws -> (key: ByteView, value: ByteView)? {
         guard let tree = try tree(name) else { return nil }
         return try transaction.firstEntry(atOrAfter: key, in: tree)
     }

@@ -52,17 +52,26 @@ enum InstanceEnvelope {
     /// datastore. The common case (written by the current version) skips reading the version
     /// generically, which costs runtime metadata lookups on every call.
     static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: [UInt8]) throws -> F.Instance {
-        let matchesCurrent = currentPrefix.withUnsafeBytes { prefix in
-            bytes.count >= prefix.count && (prefix.isEmpty || memcmp(bytes.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
-        }
-        guard matchesCurrent else { return try decode(bytes, format: F.self) }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[currentPrefix.count...])
+        guard let payload = payload(of: bytes, ifItStartsWith: currentPrefix) else { return try decode(bytes, format: F.self) }
         // The usual format (binary, no field evolution) goes straight to the decoder: each generic
         // layer in between costs unspecialized calls and associated-type look-ups per instance.
         if F.coding == .binary, case .none = F.fieldEvolution {
             return try BinaryInstanceDecoder().decode(F.Instance.self, from: payload)
         }
         return try decodeCurrent(F.self, from: payload, coding: F.coding)
+    }
+
+    /// The payload of `bytes` if the envelope starts with `prefix` (`currentPrefix(format:)`),
+    /// else nil. The prefix is a few bytes (a tag and a small version): compared inline, where a
+    /// `memcmp` call cost more than the comparison.
+    @inline(__always)
+    static func payload(of bytes: UnsafeRawBufferPointer, ifItStartsWith prefix: [UInt8]) -> UnsafeRawBufferPointer? {
+        let count = prefix.count
+        guard bytes.count >= count else { return nil }
+        return prefix.withUnsafeBytes { prefix in
+            for index in 0..<count where bytes[index] != prefix[index] { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[count...])
+        }
     }
 
     /// Decodes an envelope, migrating older versions and refusing newer ones.

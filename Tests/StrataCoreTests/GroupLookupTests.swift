@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import StrataCore
+
+/// `Transaction.forEachValue(of:in:_:)` answers exactly like one `get` per key, in the order of
+/// the keys, across group boundaries (more keys than `PageAccess.groupLookupSize`), for keys in
+/// any order and repeated, missing keys, trees of one leaf and of several levels, an empty tree,
+/// no keys at all, and inside a write transaction (dirty pages); an error thrown by the caller
+/// stops it.
+@Suite struct GroupLookupTests {
+    private struct Stop: Error {}
+
+    private func check(_ tx: Transaction, keys: [ByteView], tree: Tree) throws {
+        var positions: [Int] = []
+        try tx.forEachValue(of: keys, in: tree) { position, value in
+            positions.append(position)
+            let single = try tx.get(keys[position], in: tree)
+            #expect(value?.bytes == single?.bytes, "\(keys[position])")
+        }
+        #expect(positions == Array(keys.indices))
+    }
+
+    @Test func matchesSingleGets() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        var generator = SystemRandomNumberGenerator()
+        let probes = (0..<300).map { _ in String(format: "k%05d", Int.random(in: 0..<5100, using: &generator)) } + ["", "a", "zzz", "k00002"]
+        try db.write { tx throws in
+            let deep = try tx.createTree("deep")
+            for i in stride(from: 0, to: 5000, by: 2) { try tx.put(String(format: "k%05d", i), "value \(i) " + String(repeating: "v", count: i % 50), in: deep) }
+            let small = try tx.createTree("small")
+            for i in 0..<5 { try tx.put(String(format: "k%05d", i), "small \(i)", in: small) }
+            _ = try tx.createTree("empty")
+            // The probe keys as views: values of a tree of their own, unsorted and repeated.
+            let p = try tx.createTree("probes")
+            for (index, probe) in probes.enumerated() { try tx.put(String(format: "%05d", index), probe, in: p) }
+            #expect(try tx.record(of: deep).depth >= 2)
+        }
+        try db.read { tx throws in
+            var views: [ByteView] = []
+            try tx.scan(try tx.tree("probes")) { _, value in
+                views.append(value)
+                return true
+            }
+            #expect(views.count == probes.count)
+            for name in ["deep", "small", "empty"] { try check(tx, keys: views, tree: try tx.tree(name)) }
+            try check(tx, keys: [], tree: try tx.tree("deep"))
+            var calls = 0
+            #expect(throws: Stop.self) {
+                try tx.forEachValue(of: views, in: try tx.tree("deep")) { _, _ in
+                    calls += 1
+                    if calls == 40 { throw Stop() }
+                }
+            }
+            #expect(calls == 40)
+        }
+        try db.write { tx throws in
+            let deep = try tx.tree("deep")
+            for i in stride(from: 1, to: 400, by: 2) { try tx.put(String(format: "k%05d", i), "new \(i)", in: deep) }
+            let p = try tx.createTree("dirty-probes")
+            for i in 0..<400 { try tx.put(String(format: "%05d", i), String(format: "k%05d", (i * 7) % 420), in: p) }
+            // Views into this transaction's dirty pages: valid while nothing more is written.
+            var keys: [ByteView] = []
+            try tx.scan(p) { _, value in
+                keys.append(value)
+                return true
+            }
+            #expect(keys.count == 400)
+            try check(tx, keys: keys, tree: deep)
+        }
+    }
+}
