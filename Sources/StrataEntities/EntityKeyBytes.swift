@@ -13,7 +13,7 @@ extension Array where Element == UInt8 {
     /// Appends the bytes of `raw`.
     @inline(__always)
     mutating func appendBytes(_ raw: UnsafeRawBufferPointer) {
-        append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
+        raw.withMemoryRebound(to: UInt8.self) { append(contentsOf: $0) }
     }
 
     /// Appends the bytes of `other`.

@@ -421,8 +421,9 @@ public class EntityReadContext {
         try matching(key: key, range: range, type: type, limit: limit, order: order)
     }
 
-    /// Called before the `values` index is read: a write context writes the index entries it
-    /// keeps back first (see `EntityWriteContext.flushValueIndex`).
+    /// Called before a range query reads the `values` index: a write context writes the index
+    /// entries it keeps back first (see `EntityWriteContext.flushValueIndex`). Every reader of
+    /// that index calls it or `keptBackIndexMatches`.
     func flushValueIndex() throws {}
 
     /// Called instead of `flushValueIndex` before an equality query reads the `values` index:
@@ -473,7 +474,7 @@ public class EntityReadContext {
             if let type, state.type != type { return true }
             // An equality query's range holds exactly the entries of that value (encodings are
             // self-delimiting), so an entry that was not truncated needs no comparison.
-            if value.count == 16, isEquality {
+            if value.count == 16, isEquality, key.count == from.count + trailer {
                 found.append((lower!, sequence, id))
                 lastIndexed = indexed
                 return true

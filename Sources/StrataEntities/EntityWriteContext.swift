@@ -205,8 +205,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// orders most pairs of keys without a call to `memcmp` (see `flushValueIndex`).
     @exclusivity(unchecked) private var indexEntries: [(start: Int, keyEnd: Int, valueEnd: Int, head: (UInt64, UInt64))] = []
 
-    /// Writes the kept-back `values` entries, in key order. Runs before anything reads or deletes
-    /// in that index and at the end of the transaction. If it throws, the context is failed (the
+    /// Writes the kept-back `values` entries, in key order. Runs before a range query reads that
+    /// index, before anything deletes in it, and at the end of the transaction; an equality
+    /// query reads the kept-back entries in memory instead (`keptBackIndexMatches`). A new
+    /// reader of the `values` index must call one of the two. If it throws, the context is failed (the
     /// index may be half written).
     override func flushValueIndex() throws {
         guard !indexEntries.isEmpty else { return }

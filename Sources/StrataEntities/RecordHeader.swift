@@ -29,8 +29,9 @@ struct RecordHeader: Equatable {
     /// The current entries in their stored form (the part of the encoding after the type),
     /// sorted by encoded key. Kept as bytes, not an array of entries: an operation reads a
     /// header, changes one entry and writes it back, and building and encoding an entry array
-    /// (two arrays per entry) cost more than the rest of a property change. The bytes were
-    /// checked when decoded (`init(_:typeName:)`) or written here.
+    /// (two arrays per entry) cost more than the rest of a property change. Their structure and
+    /// key order were checked when decoded (`init(_:typeName:)`) or written here; datestamps and
+    /// bodies are checked when read.
     private(set) var entryBytes: [UInt8] = []
 
     static let inlineBodyLimit = 128

@@ -53,13 +53,15 @@ struct WantedKeys {
     /// - Throws: `EntityError.corrupt` for a malformed section.
     func visit(in entries: UnsafeRawBufferPointer,
                _ found: (_ key: Int, _ stamp: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer?) throws -> Void) throws {
-        guard !keys.isEmpty else { return }
+        guard !keys.isEmpty, entries.baseAddress != nil else { return }
         try encodings.withUnsafeBytes { wanted in
             try ends.withUnsafeBufferPointer { ends in
                 var remaining = ends.count
-                // Bit i set: key i was met and is not compared again (beyond the 64th key,
-                // every one is compared on every entry).
+                // Bit i set: key i was met and is not compared again; keys beyond the 64th are
+                // tracked in `metBeyond` (allocated only for such reads). A key is counted once
+                // even if a damaged header repeats it, so no wanted key is skipped.
                 var met: UInt64 = 0
+                var metBeyond = ends.count > 64 ? [Bool](repeating: false, count: ends.count - 64) : []
                 var offset = 0
                 let total = entries.count
                 let base = entries.baseAddress!
@@ -70,7 +72,7 @@ struct WantedKeys {
                     for index in 0..<ends.count {
                         let end = ends[index]
                         defer { start = end }
-                        if index < 64, met & (1 << UInt64(index)) != 0 { continue }
+                        if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
                         let length = end - start
                         if length <= total - offset, memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
                             matched = index
@@ -82,9 +84,8 @@ struct WantedKeys {
                     let (stamp, body) = try Self.entryRest(entries, at: &offset)
                     guard matched >= 0 else { continue }
                     try found(matched, stamp, body)
-                    if matched < 64 { met |= 1 << UInt64(matched) }
+                    if matched < 64 { met |= 1 << UInt64(matched) } else { metBeyond[matched - 64] = true }
                     remaining -= 1
-                    // A header holds each key once, so counting down is exact past 64 keys too.
                     if remaining == 0 { return }
                 }
             }

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import StrataEntities
+
+/// `WantedKeys.visit`: the walk over a header's current entries that decodes only the asked-for
+/// keys, on damaged sections too.
+@Suite struct WantedKeysTests {
+    /// One current entry whose value lives in the history: key, 16 bytes of stamp, the mark.
+    private func historyEntry(_ key: String) -> [UInt8] {
+        EntityLayout.encodedName(key) + [UInt8](repeating: 0, count: 16) + [RecordHeader.historyMark]
+    }
+
+    /// A damaged section repeats a wanted key beyond the 64th many times before another wanted
+    /// key: each key counts once, so the walk still reaches the other one (it stopped early when
+    /// every repeat counted as a new key).
+    @Test func repeatedKeysBeyondTheSixtyFourthCountOnce() throws {
+        let wanted = WantedKeys((0..<72).map { "k\($0)" })
+        var entries: [UInt8] = []
+        for _ in 0..<72 { entries += historyEntry("k70") }
+        entries += historyEntry("k71")
+        var seen: [Int] = []
+        try entries.withUnsafeBytes { section in
+            try wanted.visit(in: section) { key, _, body in
+                #expect(body == nil)
+                seen.append(key)
+            }
+        }
+        #expect(seen == [70, 71])
+    }
+
+    /// An empty section (and an empty buffer without an address) shows nothing.
+    @Test func emptySectionsShowNothing() throws {
+        let wanted = WantedKeys(["a"])
+        var calls = 0
+        try wanted.visit(in: UnsafeRawBufferPointer(start: nil, count: 0)) { _, _, _ in calls += 1 }
+        #expect(calls == 0)
+    }
+}
