@@ -49,6 +49,57 @@ import StrataTestFixtures
         #expect(try books.check().problems.isEmpty)
     }
 
+    private func entries(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
+        try store.database.read { tx in try tx.record(of: try tx.tree(tree)).entries }
+    }
+
+    /// An update that changes every indexed value at once (a many-valued index keeping one value,
+    /// dropping one and gaining one) leaves each index exact: the write's index entries are
+    /// collected for all indexes first, then applied tree by tree, removals before additions.
+    /// The same update refused by a unique clash writes nothing, in no index.
+    @Test func updateChangingEveryIndexKeepsEachExact() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var book = Book(title: "Dune", authors: ["Herbert", "Anderson"], isbn: "isbn-1", shelf: 1)
+        let other = Book(title: "Emma", authors: ["Austen"], isbn: "isbn-2", shelf: 2)
+        try store.write { tx in
+            try tx[books].persist(book)
+            try tx[books].persist(other)
+        }
+        let trees = ["books#index.title", "books#index.authors", "books#index.shelfTitle", "books#index.isbn"]
+        let counts = try trees.map { try entries($0, in: store) }
+        #expect(counts == [2, 3, 2, 2])
+
+        // A clash on the unique index: nothing of the update is written, in any index.
+        var clashing = book
+        clashing.title = "Dune Messiah"
+        clashing.authors = ["Herbert", "Brian"]
+        clashing.shelf = 7
+        clashing.isbn = "isbn-2"
+        #expect(throws: DatastoreError.self) { try books.persist(clashing) }
+        #expect(try books.load(book.id) == book)
+        #expect(try books.loadAll("Dune", from: \.title).map(\.id) == [book.id])
+        #expect(try books.loadAll("Brian", from: \.authors).isEmpty)
+        #expect(try trees.map { try entries($0, in: store) } == counts)
+
+        book.title = "Dune Messiah"
+        book.authors = ["Herbert", "Brian"]
+        book.shelf = 7
+        book.isbn = "isbn-3"
+        #expect(try books.persist(book)?.isbn == "isbn-1")
+        #expect(try trees.map { try entries($0, in: store) } == counts)
+        #expect(try books.loadAll("Dune", from: \.title).isEmpty)
+        #expect(try books.loadAll("Dune Messiah", from: \.title).map(\.id) == [book.id])
+        #expect(try books.loadAll("Anderson", from: \.authors).isEmpty)
+        #expect(try books.loadAll("Brian", from: \.authors).map(\.id) == [book.id])
+        #expect(try books.loadAll("Herbert", from: \.authors).map(\.id) == [book.id])
+        #expect(try books.load("isbn-1", from: \.isbn) == nil)
+        #expect(try books.load("isbn-3", from: \.isbn) == book)
+        #expect(try books.load("isbn-2", from: \.isbn) == other)
+        #expect(try books.check().problems.isEmpty)
+    }
+
     /// Many writes in one transaction that depend on each other: a record written twice (the
     /// second write sees the first, and its old index entries go), a unique value released by one
     /// record and taken by another, and a duplicate unique value inside the transaction, which is

@@ -82,17 +82,20 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                        primary: Tree, trees: DatastoreTrees) throws {
         var scratch = trees.scratch.take()
         defer { trees.scratch.give(&scratch) }
-        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch.changes)
+        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch)
 
         try write.put(idBytes, envelope, in: primary)
-        for change in scratch.changes {
-            try change.removed.forEach { value in
-                scratch.join(value, idBytes)
-                try write.delete(scratch.key, in: change.tree)
-            }
-            try change.added.forEach { value in
-                scratch.join(value, idBytes)
-                try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
+        if !scratch.entries.isEmpty {
+            try scratch.keys.withUnsafeBytes { keys in
+                for entry in scratch.entries {
+                    let key = UnsafeRawBufferPointer(rebasing: keys[entry.keyStart..<entry.keyEnd])
+                    let tree = trees.openedIndex(at: entry.indexPosition)
+                    if entry.isRemoval {
+                        try write.delete(key, in: tree)
+                    } else {
+                        try write.put(key, entry.isDirect ? envelope : [], in: tree)
+                    }
+                }
             }
         }
         try trees.log.append((isNew ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
@@ -106,7 +109,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// An index whose values did not change is left out, its tree not even opened: an update
     /// that keeps a book's title and isbn touches neither index.
     private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
-                                     trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
+                                     trees: DatastoreTrees, into scratch: inout WriteScratch) throws {
         let targets = schema.writeTargets
         for position in 0..<targets.count {
             let target = targets[position]
@@ -126,7 +129,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                     }
                 }
             }
-            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: change.removed, added: change.added))
+            scratch.record(change, ofIndexAt: position, isDirect: target.isDirect, idBytes: idBytes)
         }
     }
 
