@@ -64,8 +64,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let trees = self.trees
         let primary = try trees.primary(named: layout.primary, in: writeContext)
         // No `F.Instance?` local: in this unspecialized generic code each one costs a runtime
-        // metadata lookup per write.
-        guard let oldEnvelope = try write.get(idBytes, in: primary) else {
+        // metadata lookup per write. The previous version is looked up along the path the put
+        // below takes (one descent for both); it is decoded before that put replaces it.
+        guard let oldEnvelope = try write.valueForReplacing(idBytes, in: primary) else {
             try store(instance, envelope: envelope, idBytes: idBytes, replacing: instance, isNew: true, primary: primary, trees: trees)
             return nil
         }
