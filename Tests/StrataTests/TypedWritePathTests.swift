@@ -10,8 +10,16 @@ import StrataTestFixtures
 @Suite struct TypedWritePathTests {
     private struct IntendedFailure: Error {}
 
+    private func record(_ tree: String, in store: Store<ReadWrite>) throws -> TreeRecord {
+        try store.database.read { tx in try tx.record(of: try tx.tree(tree)) }
+    }
+
     private func lastModified(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
-        try store.database.read { tx in try tx.record(of: try tx.tree(tree)).lastModified }
+        try record(tree, in: store).lastModified
+    }
+
+    private func entries(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
+        try record(tree, in: store).entries
     }
 
     /// An update that keeps every indexed value writes no index tree (a reference index's entry
@@ -47,10 +55,6 @@ import StrataTestFixtures
         #expect(try books.loadAll("Anderson", from: \.authors).map(\.id) == [book.id])
         #expect(try books.load("isbn-1", from: \.isbn) == book)
         #expect(try books.check().problems.isEmpty)
-    }
-
-    private func entries(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
-        try store.database.read { tx in try tx.record(of: try tx.tree(tree)).entries }
     }
 
     /// An update that changes every indexed value at once (a many-valued index keeping one value,
@@ -97,6 +101,40 @@ import StrataTestFixtures
         #expect(try books.load("isbn-1", from: \.isbn) == nil)
         #expect(try books.load("isbn-3", from: \.isbn) == book)
         #expect(try books.load("isbn-2", from: \.isbn) == other)
+        #expect(try books.check().problems.isEmpty)
+    }
+
+    /// An update tells an unchanged indexed value by `==` without encoding it. Strings that are
+    /// `==` but spelled differently (composed and decomposed "é") share one key, so an update
+    /// from one spelling to the other leaves the reference index as it was, rewrites the direct
+    /// one, and every spelling still finds the book; a real change still moves the entries.
+    @Test func updateWithEqualButDifferentlySpelledValuesKeepsIndexesExact() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var book = Book(title: "Caf\u{E9}", authors: ["A"], isbn: "isbn-caf\u{E9}", shelf: 1)
+        try books.persist(book)
+        let titleBefore = try lastModified("books#index.title", in: store)
+        let isbnBefore = try lastModified("books#index.isbn", in: store)
+
+        book.title = "Cafe\u{301}"
+        book.isbn = "isbn-cafe\u{301}"
+        #expect(try books.persist(book) != nil)
+        #expect(try lastModified("books#index.title", in: store) == titleBefore)
+        #expect(try lastModified("books#index.isbn", in: store) > isbnBefore) // direct: rewritten
+        #expect(try entries("books#index.title", in: store) == 1)
+        #expect(try entries("books#index.isbn", in: store) == 1)
+        for spelling in ["Caf\u{E9}", "Cafe\u{301}"] {
+            #expect(try books.loadAll(spelling, from: \.title).map(\.id) == [book.id])
+        }
+        #expect(try books.load("isbn-caf\u{E9}", from: \.isbn)?.title == "Cafe\u{301}")
+        #expect(try books.check().problems.isEmpty)
+
+        book.title = "Caff\u{E8}"
+        try books.persist(book)
+        #expect(try books.loadAll("Caf\u{E9}", from: \.title).isEmpty)
+        #expect(try books.loadAll("Caff\u{E8}", from: \.title).map(\.id) == [book.id])
+        #expect(try entries("books#index.title", in: store) == 1)
         #expect(try books.check().problems.isEmpty)
     }
 

@@ -117,7 +117,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
             let definition = Self.definition(of: target)
             let diff: IndexValueDiff?
             if let single = definition.singleValue {
-                diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+                if !isNew, let same = definition.sameSingleValue, same(instance, old) {
+                    // Unchanged (`==` values encode alike): nothing to encode unless the entry is rewritten.
+                    guard target.isDirect else { continue }
+                    diff = .rewrite(single(instance))
+                } else {
+                    diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+                }
             } else {
                 diff = .many(definition.encodedValues(of: instance), replacing: isNew ? nil : definition.encodedValues(of: old), isDirect: target.isDirect)
             }

@@ -13,9 +13,15 @@ struct IndexValueDiff {
         guard let old else { return IndexValueDiff(removed: .empty, added: .one(new), checked: .one(new)) }
         guard old != new else {
             // A direct index keeps a copy of the instance in each entry: rewrite it.
-            return isDirect ? IndexValueDiff(removed: .empty, added: .one(new), checked: .empty) : nil
+            return isDirect ? rewrite(new) : nil
         }
         return IndexValueDiff(removed: .one(old), added: .one(new), checked: .one(new))
+    }
+
+    /// A direct index whose one value `value` did not change: its entry holds a copy of the
+    /// instance, so it is rewritten (nothing removed, nothing to check).
+    static func rewrite(_ value: [UInt8]) -> IndexValueDiff {
+        IndexValueDiff(removed: .empty, added: .one(value), checked: .empty)
     }
 
     /// Any index (`new` and `old` sorted and without duplicates, as `encodedValues` gives them).
