@@ -10,18 +10,6 @@ import StrataTestFixtures
 /// densely, also when requests share a commit), tree handles of a finished or rolled-back
 /// transaction, and a context kept alive past its body.
 @Suite struct WriteContextReuseTests {
-    private struct Note: Codable, Identifiable, Sendable, Equatable {
-        var id: UUID
-        var text: String
-    }
-
-    private struct NoteFormat: DatastoreFormat {
-        static let name = "notes"
-        typealias Instance = Note
-        typealias Identifier = UUID
-        let text = Index(\.text)
-    }
-
     private struct IntendedFailure: Error {}
 
     /// The sequence numbers of each generation's entries in `log`.
@@ -54,14 +42,14 @@ import StrataTestFixtures
     @Test func stateHandedOnKeepsLogsAndIndexesExact() throws {
         let store = try Store.inMemory()
         let books = try store.datastore(BookFormat.self)
-        let notes = try store.datastore(NoteFormat.self)
-        var keptBooks = 0, keptNotes = 0
+        let ticks = try store.datastore(TickFormat.self)
+        var keptBooks = 0, keptTicks = 0
         for round in 0..<40 {
             let book = Book(title: "T\(round)", authors: ["A\(round % 3)"], isbn: "isbn-\(round)", shelf: round % 4)
-            let note = Note(id: UUID(), text: "n\(round)")
+            let tick = Tick(id: round, value: round * 2)
             do {
                 try store.write { tx in
-                    if round % 3 == 0 { try tx[notes].persist(note) }
+                    if round % 3 == 0 { try tx[ticks].persist(tick) }
                     try tx[books].persist(book)
                     if round % 5 == 0 {
                         _ = try? tx.savepoint {
@@ -69,20 +57,20 @@ import StrataTestFixtures
                             throw IntendedFailure()
                         }
                     }
-                    if round % 3 == 1 { try tx[notes].persist(note) }
+                    if round % 3 == 1 { try tx[ticks].persist(tick) }
                     if round % 7 == 6 { throw IntendedFailure() }
                 }
                 keptBooks += 1
-                if round % 3 != 2 { keptNotes += 1 }
+                if round % 3 != 2 { keptTicks += 1 }
             } catch is IntendedFailure {}
         }
         #expect(try books.count == keptBooks)
-        #expect(try notes.count == keptNotes)
+        #expect(try ticks.count == keptTicks)
         #expect(try Self.expectDenseSequences("books#log", in: store) == keptBooks)
-        #expect(try Self.expectDenseSequences("notes#log", in: store) == keptNotes)
+        #expect(try Self.expectDenseSequences("ticks#log", in: store) == keptTicks)
         #expect(try books.loadAll("gone", from: \.title).isEmpty)
         #expect(try books.check().problems.isEmpty)
-        #expect(try notes.check().problems.isEmpty)
+        #expect(try ticks.check().problems.isEmpty)
     }
 
     /// A context kept alive past its body keeps its state to itself: later writes run with other
