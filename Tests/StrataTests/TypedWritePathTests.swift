@@ -10,8 +10,16 @@ import StrataTestFixtures
 @Suite struct TypedWritePathTests {
     private struct IntendedFailure: Error {}
 
+    private func record(_ tree: String, in store: Store<ReadWrite>) throws -> TreeRecord {
+        try store.database.read { tx in try tx.record(of: try tx.tree(tree)) }
+    }
+
     private func lastModified(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
-        try store.database.read { tx in try tx.record(of: try tx.tree(tree)).lastModified }
+        try record(tree, in: store).lastModified
+    }
+
+    private func entries(_ tree: String, in store: Store<ReadWrite>) throws -> UInt64 {
+        try record(tree, in: store).entries
     }
 
     /// An update that keeps every indexed value writes no index tree (a reference index's entry
@@ -46,6 +54,87 @@ import StrataTestFixtures
         #expect(try lastModified("books#index.authors", in: store) > authorsBefore)
         #expect(try books.loadAll("Anderson", from: \.authors).map(\.id) == [book.id])
         #expect(try books.load("isbn-1", from: \.isbn) == book)
+        #expect(try books.check().problems.isEmpty)
+    }
+
+    /// An update that changes every indexed value at once (a many-valued index keeping one value,
+    /// dropping one and gaining one) leaves each index exact: the write's index entries are
+    /// collected for all indexes first, then applied tree by tree, removals before additions.
+    /// The same update refused by a unique clash writes nothing, in no index.
+    @Test func updateChangingEveryIndexKeepsEachExact() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var book = Book(title: "Dune", authors: ["Herbert", "Anderson"], isbn: "isbn-1", shelf: 1)
+        let other = Book(title: "Emma", authors: ["Austen"], isbn: "isbn-2", shelf: 2)
+        try store.write { tx in
+            try tx[books].persist(book)
+            try tx[books].persist(other)
+        }
+        let trees = ["books#index.title", "books#index.authors", "books#index.shelfTitle", "books#index.isbn"]
+        let counts = try trees.map { try entries($0, in: store) }
+        #expect(counts == [2, 3, 2, 2])
+
+        // A clash on the unique index: nothing of the update is written, in any index.
+        var clashing = book
+        clashing.title = "Dune Messiah"
+        clashing.authors = ["Herbert", "Brian"]
+        clashing.shelf = 7
+        clashing.isbn = "isbn-2"
+        #expect(throws: DatastoreError.self) { try books.persist(clashing) }
+        #expect(try books.load(book.id) == book)
+        #expect(try books.loadAll("Dune", from: \.title).map(\.id) == [book.id])
+        #expect(try books.loadAll("Brian", from: \.authors).isEmpty)
+        #expect(try trees.map { try entries($0, in: store) } == counts)
+
+        book.title = "Dune Messiah"
+        book.authors = ["Herbert", "Brian"]
+        book.shelf = 7
+        book.isbn = "isbn-3"
+        #expect(try books.persist(book)?.isbn == "isbn-1")
+        #expect(try trees.map { try entries($0, in: store) } == counts)
+        #expect(try books.loadAll("Dune", from: \.title).isEmpty)
+        #expect(try books.loadAll("Dune Messiah", from: \.title).map(\.id) == [book.id])
+        #expect(try books.loadAll("Anderson", from: \.authors).isEmpty)
+        #expect(try books.loadAll("Brian", from: \.authors).map(\.id) == [book.id])
+        #expect(try books.loadAll("Herbert", from: \.authors).map(\.id) == [book.id])
+        #expect(try books.load("isbn-1", from: \.isbn) == nil)
+        #expect(try books.load("isbn-3", from: \.isbn) == book)
+        #expect(try books.load("isbn-2", from: \.isbn) == other)
+        #expect(try books.check().problems.isEmpty)
+    }
+
+    /// An update tells an unchanged indexed value by `==` without encoding it. Strings that are
+    /// `==` but spelled differently (composed and decomposed "é") share one key, so an update
+    /// from one spelling to the other leaves the reference index as it was, rewrites the direct
+    /// one, and every spelling still finds the book; a real change still moves the entries.
+    @Test func updateWithEqualButDifferentlySpelledValuesKeepsIndexesExact() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let books = try store.datastore(BookFormat.self)
+        var book = Book(title: "Caf\u{E9}", authors: ["A"], isbn: "isbn-caf\u{E9}", shelf: 1)
+        try books.persist(book)
+        let titleBefore = try lastModified("books#index.title", in: store)
+        let isbnBefore = try lastModified("books#index.isbn", in: store)
+
+        book.title = "Cafe\u{301}"
+        book.isbn = "isbn-cafe\u{301}"
+        #expect(try books.persist(book) != nil)
+        #expect(try lastModified("books#index.title", in: store) == titleBefore)
+        #expect(try lastModified("books#index.isbn", in: store) > isbnBefore) // direct: rewritten
+        #expect(try entries("books#index.title", in: store) == 1)
+        #expect(try entries("books#index.isbn", in: store) == 1)
+        for spelling in ["Caf\u{E9}", "Cafe\u{301}"] {
+            #expect(try books.loadAll(spelling, from: \.title).map(\.id) == [book.id])
+        }
+        #expect(try books.load("isbn-caf\u{E9}", from: \.isbn)?.title == "Cafe\u{301}")
+        #expect(try books.check().problems.isEmpty)
+
+        book.title = "Caff\u{E8}"
+        try books.persist(book)
+        #expect(try books.loadAll("Caf\u{E9}", from: \.title).isEmpty)
+        #expect(try books.loadAll("Caff\u{E8}", from: \.title).map(\.id) == [book.id])
+        #expect(try entries("books#index.title", in: store) == 1)
         #expect(try books.check().problems.isEmpty)
     }
 

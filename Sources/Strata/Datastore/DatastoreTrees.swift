@@ -39,6 +39,17 @@ final class DatastoreTrees {
         indexTrees[position] = tree
         return tree
     }
+
+    /// The tree of the index at `position`, which `index(at:named:in:)` opened earlier in the
+    /// same write: a write collects its index entries (opening their trees), then applies them.
+    /// The handle is not re-checked here; the transaction refuses a handle it no longer accepts
+    /// with a typed error, as it would any other.
+    func openedIndex(at position: Int) -> Tree {
+        guard position < indexTrees.count, let tree = indexTrees[position] else {
+            preconditionFailure("index tree \(position) used before it was opened in this write")
+        }
+        return tree
+    }
 }
 
 extension StoreWriteContext {

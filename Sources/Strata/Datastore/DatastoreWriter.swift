@@ -64,8 +64,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         let trees = self.trees
         let primary = try trees.primary(named: layout.primary, in: writeContext)
         // No `F.Instance?` local: in this unspecialized generic code each one costs a runtime
-        // metadata lookup per write.
-        guard let oldEnvelope = try write.get(idBytes, in: primary) else {
+        // metadata lookup per write. The previous version is looked up along the path the put
+        // below takes (one descent for both); it is decoded before that put replaces it.
+        guard let oldEnvelope = try write.valueForReplacing(idBytes, in: primary) else {
             try store(instance, envelope: envelope, idBytes: idBytes, replacing: instance, isNew: true, primary: primary, trees: trees)
             return nil
         }
@@ -82,17 +83,20 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                        primary: Tree, trees: DatastoreTrees) throws {
         var scratch = trees.scratch.take()
         defer { trees.scratch.give(&scratch) }
-        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch.changes)
+        try collectIndexChanges(of: instance, replacing: old, isNew: isNew, idBytes: idBytes, trees: trees, into: &scratch)
 
         try write.put(idBytes, envelope, in: primary)
-        for change in scratch.changes {
-            try change.removed.forEach { value in
-                scratch.join(value, idBytes)
-                try write.delete(scratch.key, in: change.tree)
-            }
-            try change.added.forEach { value in
-                scratch.join(value, idBytes)
-                try write.put(scratch.key, change.isDirect ? envelope : [], in: change.tree)
+        if !scratch.entries.isEmpty {
+            try scratch.keys.withUnsafeBytes { keys in
+                for entry in scratch.entries {
+                    let key = UnsafeRawBufferPointer(rebasing: keys[entry.keyStart..<entry.keyEnd])
+                    let tree = trees.openedIndex(at: entry.indexPosition)
+                    if entry.isRemoval {
+                        try write.delete(key, in: tree)
+                    } else {
+                        try write.put(key, entry.isDirect ? envelope : [], in: tree)
+                    }
+                }
             }
         }
         try trees.log.append((isNew ? ChangeLogKind.created : .updated).rawValue, idBytes: idBytes, in: writeContext)
@@ -106,14 +110,20 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// An index whose values did not change is left out, its tree not even opened: an update
     /// that keeps a book's title and isbn touches neither index.
     private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],
-                                     trees: DatastoreTrees, into changes: inout [IndexChange]) throws {
+                                     trees: DatastoreTrees, into scratch: inout WriteScratch) throws {
         let targets = schema.writeTargets
         for position in 0..<targets.count {
             let target = targets[position]
             let definition = Self.definition(of: target)
             let diff: IndexValueDiff?
             if let single = definition.singleValue {
-                diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+                if !isNew, let same = definition.sameSingleValue, same(instance, old) {
+                    // Unchanged (`==` values encode alike): nothing to encode unless the entry is rewritten.
+                    guard target.isDirect else { continue }
+                    diff = .rewrite(single(instance))
+                } else {
+                    diff = .single(single(instance), replacing: isNew ? nil : single(old), isDirect: target.isDirect)
+                }
             } else {
                 diff = .many(definition.encodedValues(of: instance), replacing: isNew ? nil : definition.encodedValues(of: old), isDirect: target.isDirect)
             }
@@ -126,7 +136,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                     }
                 }
             }
-            changes.append(IndexChange(tree: tree, isDirect: target.isDirect, removed: change.removed, added: change.added))
+            scratch.record(change, ofIndexAt: position, isDirect: target.isDirect, idBytes: idBytes)
         }
     }
 

@@ -1,18 +1,5 @@
 import StrataCore
 
-/// The index entries one write removes from and adds to one index tree: each value's key is
-/// `value ++ identifier`.
-///
-/// Declared outside the generic writer on purpose: an array of tuples holding a generic
-/// `IndexInfo` (or of a type nested in the generic class) has its type metadata looked up at run
-/// time on every write.
-struct IndexChange {
-    let tree: Tree
-    let isDirect: Bool
-    let removed: IndexValueList
-    let added: IndexValueList
-}
-
 /// What one write changes in one index: the values whose entries go, the values whose entries
 /// are written, and the values a unique index must check (new to this instance).
 struct IndexValueDiff {
@@ -26,9 +13,15 @@ struct IndexValueDiff {
         guard let old else { return IndexValueDiff(removed: .empty, added: .one(new), checked: .one(new)) }
         guard old != new else {
             // A direct index keeps a copy of the instance in each entry: rewrite it.
-            return isDirect ? IndexValueDiff(removed: .empty, added: .one(new), checked: .empty) : nil
+            return isDirect ? rewrite(new) : nil
         }
         return IndexValueDiff(removed: .one(old), added: .one(new), checked: .one(new))
+    }
+
+    /// A direct index whose one value `value` did not change: its entry holds a copy of the
+    /// instance, so it is rewritten (nothing removed, nothing to check).
+    static func rewrite(_ value: [UInt8]) -> IndexValueDiff {
+        IndexValueDiff(removed: .empty, added: .one(value), checked: .empty)
     }
 
     /// Any index (`new` and `old` sorted and without duplicates, as `encodedValues` gives them).
@@ -46,7 +39,7 @@ struct IndexValueDiff {
     }
 }
 
-/// The encoded values on one side of an `IndexChange`. Most indexes have one value per instance:
+/// The encoded values on one side of an `IndexValueDiff`. Most indexes have one value per instance:
 /// that value is held without an array around it (one allocation less per index and write).
 enum IndexValueList {
     case one([UInt8])
@@ -69,15 +62,35 @@ enum IndexValueList {
     }
 }
 
+/// One index entry a write removes or adds: its key (`value ++ identifier`) is
+/// `WriteScratch.keys[keyStart..<keyEnd]`, its tree the one of the index at `indexPosition`
+/// (opened while the entries were collected, see `DatastoreTrees.openedIndex(at:)`).
+///
+/// Plain values only (no references, no arrays): the list of a write's entries is built and
+/// walked without retaining or releasing anything per entry. (Declared outside the generic
+/// writer on purpose: a type nested in it has its metadata looked up at run time per write.)
+struct IndexEntryChange {
+    let indexPosition: Int
+    let isRemoval: Bool
+    let isDirect: Bool
+    let keyStart: Int
+    let keyEnd: Int
+}
+
 /// Buffers a write context reuses from one write to the next, so that a write allocates no array
 /// for its list of index changes or for the index keys it builds.
+///
+/// A write collects every index entry it changes here before it writes anything (so a refused
+/// unique check leaves the transaction as it was): the entries in the order they are applied
+/// (each tree's removals before its additions), and all their keys back to back in one byte
+/// buffer.
 ///
 /// A write takes the buffers (`take`) and gives them back emptied (`give`); a write that starts
 /// while another holds them (user code re-entering the datastore from an `encode(to:)`) takes
 /// fresh ones, so two writes never share a buffer.
 struct WriteScratch {
-    var changes: [IndexChange] = []
-    var key: [UInt8] = []
+    var entries: [IndexEntryChange] = []
+    var keys: [UInt8] = []
 
     mutating func take() -> WriteScratch {
         var taken = WriteScratch()
@@ -86,16 +99,21 @@ struct WriteScratch {
     }
 
     mutating func give(_ scratch: inout WriteScratch) {
-        scratch.changes.removeAll(keepingCapacity: true)
-        scratch.key.removeAll(keepingCapacity: true)
+        scratch.entries.removeAll(keepingCapacity: true)
+        scratch.keys.removeAll(keepingCapacity: true)
         swap(&scratch, &self)
     }
 
-    /// `key = value ++ idBytes`, in the reused key buffer.
-    mutating func join(_ value: [UInt8], _ idBytes: [UInt8]) {
-        key.removeAll(keepingCapacity: true)
-        key.reserveCapacity(value.count + idBytes.count)
-        key.append(contentsOf: value)
-        key.append(contentsOf: idBytes)
+    /// Records the entries of `change` in the index at `position`: its removals, then its additions.
+    mutating func record(_ change: IndexValueDiff, ofIndexAt position: Int, isDirect: Bool, idBytes: [UInt8]) {
+        change.removed.forEach { append($0, idBytes, position: position, isRemoval: true, isDirect: isDirect) }
+        change.added.forEach { append($0, idBytes, position: position, isRemoval: false, isDirect: isDirect) }
+    }
+
+    private mutating func append(_ value: [UInt8], _ idBytes: [UInt8], position: Int, isRemoval: Bool, isDirect: Bool) {
+        let start = keys.count
+        keys.append(contentsOf: value)
+        keys.append(contentsOf: idBytes)
+        entries.append(IndexEntryChange(indexPosition: position, isRemoval: isRemoval, isDirect: isDirect, keyStart: start, keyEnd: keys.count))
     }
 }

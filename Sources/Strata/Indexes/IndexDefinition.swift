@@ -28,6 +28,10 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     /// Set for an index with exactly one value per instance: that value, without the array
     /// around it (the write path's common case, one allocation less per index and instance).
     let singleValue: ((Instance) -> [UInt8])?
+    /// Set for some single-value indexes: whether two instances hold `==` values, which by the
+    /// `OrderedKey` canonical-form invariant (`==` values encode to identical bytes) means the
+    /// same encoded value. An update tells an unchanged value this way without encoding either.
+    let sameSingleValue: ((Instance, Instance) -> Bool)?
     private let describeValue: ([UInt8]) -> String?
 
     /// `valueTypeName` is how descriptors name the value type (default: the type's name).
@@ -39,18 +43,21 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
         self.valueType = valueTypeName ?? "\(Value.self)"
         self.extract = extract
         singleValue = nil
+        sameSingleValue = nil
         describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
 
-    /// An index with exactly one value per instance, which `single` reads.
+    /// An index with exactly one value per instance, which `single` reads (and `same`, if given,
+    /// compares between two instances without encoding them).
     @usableFromInline
     init<Value: OrderedKey>(kind: IndexKind, path: String, valueType: Value.Type, valueTypeName: String? = nil,
-                            single: @escaping (Instance) -> [UInt8]) {
+                            single: @escaping (Instance) -> [UInt8], same: ((Instance, Instance) -> Bool)? = nil) {
         self.kind = kind
         self.path = path
         self.valueType = valueTypeName ?? "\(Value.self)"
         extract = { [single($0)] }
         singleValue = single
+        sameSingleValue = same
         describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
 

@@ -77,6 +77,8 @@ enum SingleValueIndex {
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
         IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { [keyPath] instance in
             instance[keyPath: keyPath].orderedKeyBytes
+        }, same: { [keyPath] first, second in
+            first[keyPath: keyPath] == second[keyPath: keyPath]
         })
     }
 

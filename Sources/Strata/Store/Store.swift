@@ -28,6 +28,8 @@ public final class Store<Access: StoreAccess>: Sendable {
     let writeQueue = DispatchQueue(label: "strata.store.write", attributes: .concurrent)
     /// What write transactions learn about the change logs and hand on to the next ones.
     let changeLogMemory = ChangeLogMemory()
+    /// The per-datastore write state handed from one write context to the next.
+    let writeContextReuse = WriteContextReuse()
 
     init(database: Database, temporaryDirectory: String? = nil) {
         self.database = database
@@ -95,7 +97,9 @@ extension Store where Access == ReadWrite {
     @discardableResult
     public func write<Result>(_ body: (StoreWriteContext) throws -> Result) throws -> Result {
         try WriteScope.refuseNesting(database)
-        return try database.write { try StoreWriteContext(transaction: $0, changeLogMemory: changeLogMemory).run(body) }
+        return try database.write {
+            try StoreWriteContext(transaction: $0, changeLogMemory: changeLogMemory, reuse: writeContextReuse).run(body)
+        }
     }
 
     /// Like `write`, run on a dedicated queue (it blocks on the writer lock and on fsync). A task
@@ -113,7 +117,8 @@ extension Store where Access == ReadWrite {
                         if cancelled.isSet { throw CancellationError() }
                         return try self.database.write { transaction in
                             if cancelled.isSet { throw CancellationError() }
-                            let result = try StoreWriteContext(transaction: transaction, changeLogMemory: self.changeLogMemory).run(body)
+                            let result = try StoreWriteContext(transaction: transaction, changeLogMemory: self.changeLogMemory,
+                                                           reuse: self.writeContextReuse).run(body)
                             if cancelled.isSet { throw CancellationError() }
                             return result
                         }

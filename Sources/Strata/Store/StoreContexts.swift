@@ -32,10 +32,22 @@ public final class StoreWriteContext: StoreReadContext {
     /// The store's memory of its change logs across transactions (see `ChangeLogMemory`).
     let changeLogMemory: ChangeLogMemory
 
-    init(transaction: WriteTransaction, changeLogMemory: ChangeLogMemory) {
+    /// Where this context's per-datastore state comes from and goes back to (see `WriteContextReuse`).
+    private let reuse: WriteContextReuse?
+
+    init(transaction: WriteTransaction, changeLogMemory: ChangeLogMemory, reuse: WriteContextReuse? = nil) {
         write = transaction
         self.changeLogMemory = changeLogMemory
+        self.reuse = reuse
+        if let state = reuse?.take() {
+            changeLogs = state.changeLogs
+            datastoreTrees = state.datastoreTrees
+        }
         super.init(transaction: transaction)
+    }
+
+    deinit {
+        reuse?.give(WriteContextReuse.State(changeLogs: changeLogs, datastoreTrees: datastoreTrees))
     }
 
     /// The writer `tx[datastore]` returned last and its schema's identity, so that a loop of
