@@ -18,7 +18,8 @@ private struct ShelfFormat: DatastoreFormat {
 }
 
 /// Ranges over a string index (issue #16's title ranges): the identifier is read out of each
-/// index key by the string's terminator, and the instances are found by batched primary gets.
+/// index key by the string's terminator, and the instances are found by grouped primary lookups
+/// (`Transaction.forEachValue`).
 /// Checked against a sorted model across many leaves, for empty ranges, limits and both orders,
 /// with titles that contain zero bytes and share prefixes.
 @Suite struct IndexRangeReadTests {

@@ -34,8 +34,9 @@ public protocol OrderedKey: Hashable, Sendable {
     static func skipOrderedKey(in reader: inout OrderedKeyReader) throws
 
     /// Calls `body` with this value's complete encoding (the bytes of `orderedKeyBytes`), which
-    /// is valid only during the call. Fixed-width keys (integers, `UUID`) lend it from the stack,
-    /// so a lookup by such a key allocates nothing; the default encodes into `orderedKeyBytes`.
+    /// is valid only during the call. Fixed-width keys (integers, `UUID`) and short strings
+    /// already in normal form lend it from the stack, so a lookup by such a key allocates
+    /// nothing; the default encodes into `orderedKeyBytes`.
     /// An implementation must lend exactly those bytes: loads by identifier use it and writes use
     /// `orderedKeyBytes`, so any other bytes would make loads miss (debug builds check it at
     /// each load). Keep the default unless profiling shows the encoding matters.

@@ -57,7 +57,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     @inlinable func load(_ id: F.Identifier, found: (consuming F.Instance) -> Void) throws {
         // Inlined into the caller, where `F` is known: no look-ups of `F.Identifier`'s key
         // conformance per call. One lookup: a snapshot without the transaction and context objects of `store.read`, and
-        // a key lent from the stack for fixed-width identifiers (`withOrderedKeyBytes`).
+        // a key lent from the stack for fixed-width and short string identifiers (`withOrderedKeyBytes`).
         try store.database.withSnapshot { snapshot in
             try id.withOrderedKeyBytes { idBytes in
                 assert(idBytes.elementsEqual(id.orderedKeyBytes), "\(F.Identifier.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")

@@ -12,14 +12,15 @@ import StrataCore
 /// public entry points are small `@inlinable` wrappers that build the optional in the caller's
 /// (specialized) code.
 @usableFromInline enum DatastoreLookup {
-    /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
-    /// `load(idBytes:schema:in:found:)` in a `withSnapshot` call: the entry point of the
-    /// inlinable `Datastore.load`, which cannot name the internal `DatastoreTreeReads`.
+    /// `load(idBytes:schema:in:found:)` on `snapshot`: the entry point of the inlinable
+    /// `Datastore.load` (which calls it inside a `withSnapshot` call and cannot name the internal
+    /// `DatastoreTreeReads`).
     @usableFromInline static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, snapshot: ReadSnapshot,
                                                            found: (consuming F.Instance) -> Void) throws {
         try load(idBytes: idBytes, schema: schema, in: snapshot, found: found)
     }
 
+    /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
     static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
         guard let envelope = try reads.get(rawKey: idBytes, inTree: schema.layout.primary) else { return }
