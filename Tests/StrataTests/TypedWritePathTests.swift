@@ -138,6 +138,22 @@ import StrataTestFixtures
         #expect(try books.check().problems.isEmpty)
     }
 
+    /// A user's key type whose `==` is looser than its encoding (it breaks the canonical-form
+    /// rule: a case-insensitive tag stored as typed): an update from "Foo" to "foo" still moves
+    /// the index entry, because only the library's own key types are compared by `==`.
+    @Test func keyTypesWithALooserEqualityAreComparedEncoded() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(at: dir.path)
+        let notes = try store.datastore(TaggedNoteFormat.self)
+        var note = TaggedNote(id: UUID(), tag: Tag(rawValue: "Foo"))
+        try notes.persist(note)
+        note.tag = Tag(rawValue: "foo")
+        try notes.persist(note)
+        #expect(try notes.loadAll(Tag(rawValue: "foo"), from: \.tag).map(\.id) == [note.id])
+        #expect(try notes.loadAll(Tag(rawValue: "Foo"), from: \.tag).isEmpty)
+        #expect(try notes.check().problems.isEmpty)
+    }
+
     /// Many writes in one transaction that depend on each other: a record written twice (the
     /// second write sees the first, and its old index entries go), a unique value released by one
     /// record and taken by another, and a duplicate unique value inside the transaction, which is
@@ -213,4 +229,26 @@ private extension Book {
         copy.title = title
         return copy
     }
+}
+
+/// A tag compared case-insensitively but encoded as typed (what the canonical-form rule forbids,
+/// and what a user may still write).
+private struct Tag: RawRepresentable, OrderedKey, Comparable, Codable {
+    var rawValue: String
+    init(rawValue: String) { self.rawValue = rawValue }
+    static func == (first: Tag, second: Tag) -> Bool { first.rawValue.lowercased() == second.rawValue.lowercased() }
+    static func < (first: Tag, second: Tag) -> Bool { first.rawValue.lowercased() < second.rawValue.lowercased() }
+    func hash(into hasher: inout Hasher) { hasher.combine(rawValue.lowercased()) }
+}
+
+private struct TaggedNote: Codable, Identifiable, Sendable {
+    var id: UUID
+    var tag: Tag
+}
+
+private struct TaggedNoteFormat: DatastoreFormat {
+    static let name = "tagged-notes"
+    typealias Instance = TaggedNote
+    typealias Identifier = UUID
+    let tag = Index(\.tag)
 }

@@ -3,8 +3,10 @@ import StrataCore
 /// Reads and writes of one datastore inside the store's write transaction (`tx[datastore]`).
 ///
 /// Every write keeps all declared indexes exact and appends to the datastore's change log (which
-/// observers in any process read). Checks that can fail (unique indexes, insert) run before
-/// anything is written, so a refused write leaves the transaction as it was.
+/// observers in any process read). Checks that can fail (unique indexes, insert) run before any
+/// entry is written, so a refused write changes no entry. (Reading the previous version copies
+/// the primary tree's path for the put, so a transaction whose only write was refused still
+/// commits a generation, with no changed entry and no change-log entry.)
 public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     let writeContext: StoreWriteContext
     var write: WriteTransaction { writeContext.write }
@@ -105,8 +107,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     /// The index entries that change when `instance` is stored in place of `old` (`old` is ignored
     /// when `isNew`), after
-    /// checking the unique indexes (nothing is written here, so a refused write leaves the
-    /// transaction as it was).
+    /// checking the unique indexes (no entry is written here, so a refused write changes none).
     /// An index whose values did not change is left out, its tree not even opened: an update
     /// that keeps a book's title and isbn touches neither index.
     private func collectIndexChanges(of instance: F.Instance, replacing old: F.Instance, isNew: Bool, idBytes: [UInt8],

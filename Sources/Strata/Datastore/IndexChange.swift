@@ -80,8 +80,8 @@ struct IndexEntryChange {
 /// Buffers a write context reuses from one write to the next, so that a write allocates no array
 /// for its list of index changes or for the index keys it builds.
 ///
-/// A write collects every index entry it changes here before it writes anything (so a refused
-/// unique check leaves the transaction as it was): the entries in the order they are applied
+/// A write collects every index entry it changes here before it writes any (so a refused unique
+/// check changes no entry): the entries in the order they are applied
 /// (each tree's removals before its additions), and all their keys back to back in one byte
 /// buffer.
 ///

@@ -28,9 +28,9 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     /// Set for an index with exactly one value per instance: that value, without the array
     /// around it (the write path's common case, one allocation less per index and instance).
     let singleValue: ((Instance) -> [UInt8])?
-    /// Set for some single-value indexes: whether two instances hold `==` values, which by the
-    /// `OrderedKey` canonical-form invariant (`==` values encode to identical bytes) means the
-    /// same encoded value. An update tells an unchanged value this way without encoding either.
+    /// Set for single-value indexes of the library's own key types (`OrderedKeyExactEquality`):
+    /// whether two instances hold values with identical encodings, told without encoding them
+    /// where `==` decides it. An update tells an unchanged value this way.
     let sameSingleValue: ((Instance, Instance) -> Bool)?
     private let describeValue: ([UInt8]) -> String?
 

@@ -77,9 +77,7 @@ enum SingleValueIndex {
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
         IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { [keyPath] instance in
             instance[keyPath: keyPath].orderedKeyBytes
-        }, same: { [keyPath] first, second in
-            first[keyPath: keyPath] == second[keyPath: keyPath]
-        })
+        }, same: sameOrderedKey(keyPath))
     }
 
     static func composite<Instance, each Part: OrderedKey>(_ kind: IndexKind, _ parts: repeat KeyPath<Instance, each Part> & Sendable)

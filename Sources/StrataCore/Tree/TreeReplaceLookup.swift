@@ -2,18 +2,19 @@
 ///
 /// A `get` followed by a `put` of the same key descends twice, and the second descent copies
 /// the path. This lookup descends along the path a put takes, makes it writable as the put would
-/// (each page copied once per transaction, see `touchPath`) and remembers the leaf (`LeafHint`),
+/// (each page copied once per transaction and nesting level, see `touchPath`) and remembers the leaf (`LeafHint`),
 /// so the following put of that key into the same tree goes straight to the leaf.
 extension WriteTransaction {
     /// The value stored under `key` in `tree` (nil if absent), looked up as the first half of
     /// replacing it: a following `put(key, …, in: tree)` finds the leaf without a descent.
     ///
     /// Changes no entry: the tree holds what it held, and its `TreeRecord.lastModified` stays
-    /// (its record may name a copied root, as after any write). Calling it without the put is
-    /// harmless and merely copies the path. The returned view is valid until `tree` changes, so
+    /// (its record may name a copied root, as after any write). Without the put, no entry
+    /// changes, but the copied path makes the transaction commit a generation. The returned view is valid until `tree` changes, so
     /// read (decode) it before the put. A key longer than the tree takes is absent (as for `get`).
-    /// - Throws: what a put's descent throws (a damaged page, a finished transaction); the
-    ///   transaction is then failed, as after a put that failed halfway.
+    /// - Throws: what a put's descent throws (a damaged page, a finished transaction, a tree
+    ///   of another transaction); a failure while copying the path fails the transaction, as
+    ///   after a put that failed halfway.
     public func valueForReplacing(_ key: some BytesConvertible, in tree: Tree) throws -> ByteView? {
         let index = try state(of: tree)
         var record = trees[index].record
