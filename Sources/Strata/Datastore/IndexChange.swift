@@ -92,6 +92,9 @@ struct WriteScratch {
     var entries: [IndexEntryChange] = []
     var keys: [UInt8] = []
 
+    /// Bytes the buffers hold on to, about (`WriteContextReuse` does not keep large ones).
+    var capacityInBytes: Int { entries.capacity * MemoryLayout<IndexEntryChange>.stride + keys.capacity }
+
     mutating func take() -> WriteScratch {
         var taken = WriteScratch()
         swap(&taken, &self)

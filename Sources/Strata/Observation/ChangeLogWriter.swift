@@ -70,6 +70,9 @@ final class ChangeLogAppender {
     /// lookups on every append).
     @exclusivity(unchecked) private var value: [UInt8] = []
 
+    /// Bytes the reused value buffer holds on to (`WriteContextReuse` does not keep large ones).
+    var bufferCapacity: Int { value.capacity }
+
     /// `memory`: the store's, shared by every transaction.
     init(logName: String, memory: ChangeLogMemory) {
         self.logName = logName

@@ -17,9 +17,13 @@ final class WriteContextReuse: Sendable {
         var datastoreTrees: [(schema: ObjectIdentifier, trees: DatastoreTrees)]
     }
 
-    /// Contexts that wrote more datastores than this do not hand their state on (their schemas
-    /// would be kept alive, and the lists searched in order, for every later write).
+    /// Contexts that wrote more datastores (or change logs) than this do not hand their state
+    /// on (their schemas would be kept alive, and the lists searched in order, for every later
+    /// write).
     static let maximumDatastores = 8
+    /// Nor do contexts whose buffers grew beyond this many bytes in all (one large write would
+    /// otherwise pin its buffers for the store's lifetime).
+    static let maximumBufferBytes = 1 << 20
 
     private let spare = Mutex<State?>(nil)
 
@@ -36,7 +40,11 @@ final class WriteContextReuse: Sendable {
 
     /// Keeps `state` of a freed context for the next one (unless one is kept already).
     func give(_ state: State) {
-        guard !state.datastoreTrees.isEmpty, state.datastoreTrees.count <= Self.maximumDatastores else { return }
+        guard !state.datastoreTrees.isEmpty, state.datastoreTrees.count <= Self.maximumDatastores,
+              state.changeLogs.count <= Self.maximumDatastores else { return }
+        let bufferBytes = state.datastoreTrees.reduce(0) { $0 + $1.trees.scratch.capacityInBytes }
+            + state.changeLogs.reduce(0) { $0 + $1.bufferCapacity }
+        guard bufferBytes <= Self.maximumBufferBytes else { return }
         spare.withLock { spare in
             if spare == nil { spare = state }
         }
