@@ -107,4 +107,53 @@ import StrataTestFixtures
         session.keepDirtyTable(&next)
         #expect(next.capacity > 256 && session.takeDirtyTable().capacity == 0, "large tables are not kept")
     }
+
+    /// Through the real write path: after an abort, a rolled-back nested body, a failed body of
+    /// `write` and a commit, the next transaction starts with an empty table (a reused table
+    /// never carries a page of an earlier transaction into the next), and what was committed is
+    /// exactly what the store holds.
+    @Test func reusedTablesStartEmptyAfterEveryEnding() throws {
+        struct IntendedFailure: Error {}
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in
+            let tree = try tx.createTree("t")
+            for i in 0..<500 { try tx.put(String(format: "k%04d", i), "v", in: tree) }
+        }
+        func expectFreshTable(_ label: String) throws {
+            let tx = try db.beginWrite()
+            #expect(tx.access.dirty.isEmpty, "\(label): the next transaction's table holds pages")
+            tx.abort()
+        }
+        let aborted = try db.beginWrite()
+        for i in 0..<50 { try aborted.put(String(format: "a%04d", i), "x", in: try aborted.tree("t")) }
+        aborted.abort()
+        try expectFreshTable("after abort")
+        try db.write { tx in
+            let tree = try tx.tree("t")
+            try tx.put("kept", "1", in: tree)
+            #expect(throws: IntendedFailure.self) {
+                try tx.nested { sub in
+                    for i in 0..<50 { try sub.put(String(format: "n%04d", i), "x", in: tree) }
+                    throw IntendedFailure()
+                }
+            }
+        }
+        try expectFreshTable("after a rolled-back nested body")
+        #expect(throws: IntendedFailure.self) {
+            try db.write { tx in
+                try tx.put("failed", "1", in: try tx.tree("t"))
+                throw IntendedFailure()
+            }
+        }
+        try expectFreshTable("after a failed write body")
+        try db.read { tx in
+            let tree = try tx.tree("t")
+            #expect(try tx.count(tree) == 501)
+            #expect(try tx.get("kept", in: tree) != nil)
+            #expect(try tx.get("failed", in: tree) == nil)
+            #expect(try tx.get("a0000", in: tree) == nil && tx.get("n0000", in: tree) == nil)
+        }
+        #expect(try db.check().isClean)
+    }
 }
