@@ -10,6 +10,16 @@ import Testing
 @Suite struct GroupLookupTests {
     private struct Stop: Error {}
 
+    /// The values of `tree`, in key order, as views (the probe keys of a test).
+    private static func values(of tree: Tree, in tx: Transaction) throws -> [ByteView] {
+        var values: [ByteView] = []
+        try tx.scan(tree) { _, value in
+            values.append(value)
+            return true
+        }
+        return values
+    }
+
     @discardableResult
     private func check(_ tx: Transaction, keys: [ByteView], tree: Tree) throws -> Int {
         var positions: [Int] = []
@@ -38,11 +48,7 @@ import Testing
             let tree = try tx.tree("t")
             let probes = try tx.createTree("probes")
             for i in 0..<500 { try tx.put(String(format: "%05d", i), String(format: "key-%07d", (i * 7919) % 41_000), in: probes) }
-            var keys: [ByteView] = []
-            try tx.scan(probes) { _, value in
-                keys.append(value)
-                return true
-            }
+            let keys = try Self.values(of: probes, in: tx)
             #expect(try check(tx, keys: keys, tree: tree) > 400)
         }
     }
@@ -58,14 +64,7 @@ import Testing
             let probes = try tx.createTree("probes")
             for i in 0..<100 { try tx.put(String(format: "%03d", i), String(format: "k%05d", i * 29), in: probes) }
         }
-        func probeKeys(_ tx: Transaction) throws -> [ByteView] {
-            var keys: [ByteView] = []
-            try tx.scan(try tx.tree("probes")) { _, value in
-                keys.append(value)
-                return true
-            }
-            return keys
-        }
+        func probeKeys(_ tx: Transaction) throws -> [ByteView] { try Self.values(of: try tx.tree("probes"), in: tx) }
         let tx = try db.beginWrite()
         let tree = try tx.tree("t")
         var keys = try probeKeys(tx)
@@ -107,11 +106,7 @@ import Testing
             #expect(try tx.record(of: deep).depth >= 2)
         }
         try db.read { tx throws in
-            var views: [ByteView] = []
-            try tx.scan(try tx.tree("probes")) { _, value in
-                views.append(value)
-                return true
-            }
+            let views = try Self.values(of: try tx.tree("probes"), in: tx)
             #expect(views.count == probes.count)
             #expect(try check(tx, keys: views, tree: try tx.tree("deep")) > 0)
             #expect(try check(tx, keys: views, tree: try tx.tree("small")) > 0)
@@ -132,11 +127,7 @@ import Testing
             let p = try tx.createTree("dirty-probes")
             for i in 0..<400 { try tx.put(String(format: "%05d", i), String(format: "k%05d", (i * 7) % 420), in: p) }
             // Views into this transaction's dirty pages: valid while nothing more is written.
-            var keys: [ByteView] = []
-            try tx.scan(p) { _, value in
-                keys.append(value)
-                return true
-            }
+            let keys = try Self.values(of: p, in: tx)
             #expect(keys.count == 400)
             try check(tx, keys: keys, tree: deep)
         }
