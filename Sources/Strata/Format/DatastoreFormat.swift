@@ -51,14 +51,15 @@ public protocol DatastoreFormat: Sendable {
     static var name: String { get }
     /// The version new writes are stored at; older stored versions go through `migrate(_:from:)`.
     static var currentVersion: Version { get }
-    /// How instances are encoded. Default: `.binary`.
+    /// How instances are encoded. Default: `.binary`. Must return the same value every time: a
+    /// datastore reads it once when it is opened (how it decodes is decided then).
     static var coding: InstanceCoding { get }
     /// The identifier of `instance`. Provided when `Instance` is `Identifiable` with `ID == Identifier`.
     static func identifier(of instance: Instance) -> Identifier
     /// Turns an instance stored by an older version into the current `Instance`.
     static func migrate(_ stored: StoredInstance, from version: Version) throws -> Instance
     /// Fields renamed, and defaults for fields older instances lack, without a version bump (see
-    /// `FieldEvolution`). Default: none.
+    /// `FieldEvolution`). Default: none. Must return the same value every time, as `coding`.
     static var fieldEvolution: FieldEvolution? { get }
     /// Names this datastore had before: on first open, the data stored under one of them is
     /// taken over without copying (see `Datastore`). Default: none.
