@@ -75,7 +75,7 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         if mustBeNew { throw DatastoreError.instanceExists(datastore: F.name, id: "\(id)") }
         // Decoding the old instance also refuses to overwrite data written by a newer version.
         // `oldEnvelope` points into a page of this transaction: the decode (the user's
-        // `init(from:)`) must not write to the store, as no `Decodable` in a format does.
+        // `init(from:)`) must not write to the store.
         let old = try decode(oldEnvelope, id: idBytes)
         try store(instance, envelope: envelope, idBytes: idBytes, replacing: old, isNew: false, primary: primary, trees: trees)
         return old
