@@ -39,6 +39,31 @@ import Testing
         #expect(try store.readNow { try $0.entities(where: "n", equals: 7) } == all)
     }
 
+    /// A stored entity set to another value and back within one transaction: its stored entry
+    /// for the value is stale (older sequence), its kept-back one current; an equality query
+    /// finds it once, and the value it held in between finds nothing. Get-or-create by the
+    /// original value finds it instead of creating another.
+    @Test func aValueSetAwayAndBackInOneTransactionMatchesOnce() throws {
+        let store = try EntityStore.inMemory()
+        let ada = try store.writeNow { tx in
+            try #require(try tx.resolve([.new("person", with: ["name": "Ada"])]).values.first)
+        }
+        try store.writeNow { tx in
+            try tx.set(["name": "Bob"], of: [.id(ada)])
+            #expect(try tx.entities(where: "name", equals: "Ada").isEmpty)
+            #expect(try tx.entities(where: "name", equals: "Bob") == [ada])
+            try tx.set(["name": "Ada"], of: [.id(ada)])
+            #expect(try tx.entities(where: "name", equals: "Ada") == [ada])
+            #expect(try tx.entities(where: "name", equals: "Ada", order: .descending) == [ada])
+            #expect(try tx.entities(where: "name", equals: "Bob").isEmpty)
+            let byName = EntityReference.whereKey("name", equals: "Ada", ofType: "person").createIfMissing()
+            #expect(try tx.resolve([byName])[byName] == ada)
+        }
+        #expect(try store.readNow { try $0.entities(where: "name", equals: "Ada") } == [ada])
+        #expect(try store.readNow { try $0.entities(where: "name", equals: "Bob") }.isEmpty)
+        #expect(try store.readNow { try $0.count(ofType: "person") } == 1)
+    }
+
     @Test func manyKeptBackEntriesAreWrittenBackBeforeTheQuery() throws {
         let store = try EntityStore.inMemory()
         let count = EntityWriteContext.keptBackSearchLimit + 10
