@@ -284,8 +284,12 @@ extension WriteTransaction {
             throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list names a page twice")
         }
         var record = allocator.freeTree
-        // The cursor found the key in this very tree: no second look before removing it.
-        _ = try key.withUnsafeBytes { try remove(from: &record, key: $0, knownPresent: true) }
+        // The cursor found the key in this very tree: no second look before removing it, but the
+        // entry removed must be the record just loaded (copied: removing rewrites the leaf).
+        let recordBytes = value.bytes
+        _ = try key.withUnsafeBytes { key in
+            try recordBytes.withUnsafeBytes { try remove(from: &record, key: key, knownValue: $0) }
+        }
         allocator.freeTree = record
         return true
     }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Deletion from a copy-on-write B+tree.
 ///
 /// After a node is removed, a page that falls under a quarter full is merged into a sibling when the
@@ -7,10 +9,14 @@
 /// branch with one child is replaced by that child, so every leaf stays at the same depth and holds
 /// at least one entry under any sequence of operations.
 extension WriteTransaction {
-    /// `knownPresent`: the caller has just found `key` in this state of the tree (the free list's
-    /// cursor), so the look before touching is skipped (a key that is missing after all is then
-    /// a corrupt page, reported after pages were copied).
-    func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer, knownPresent: Bool = false) throws -> Bool {
+    /// `knownValue`: the caller has just found `key` holding this value in this state of the tree
+    /// (the free list's cursor), so the look before touching is skipped. The entry removed must
+    /// hold that value: a damaged tree can hold a key twice, and the descent by key could reach
+    /// another copy than the cursor did (for the free list, the loaded record's pages would then
+    /// stay listed as free while being reused). A key missing or holding another value is a
+    /// corrupt page, reported after pages were copied.
+    func remove(from record: inout TreeRecord, key: UnsafeRawBufferPointer, knownValue: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        let knownPresent = knownValue != nil
         try checkActive()
         forgetLeafHint(root: record.root) // merges move separators and free pages
         // Look before touching: deleting a missing key copies no pages.
@@ -21,6 +27,13 @@ extension WriteTransaction {
         let (index, exact) = try leaf.page().search(key)
         guard exact else { throw StrataError.corruptPage(page: leaf.number, reason: knownPresent ? "a key the cursor found is missing from its leaf" : "key vanished between lookup and delete") }
         let node = try leaf.page().leaf(index)
+        if let knownValue {
+            let stored = try access.value(of: node, in: try leaf.page())
+            guard stored.count == knownValue.count,
+                  stored.withUnsafeBytes({ knownValue.isEmpty || memcmp($0.baseAddress!, knownValue.baseAddress!, knownValue.count) == 0 }) else {
+                throw StrataError.corruptPage(page: leaf.number, reason: "the tree holds a key twice: the entry found by key is not the one the cursor read")
+            }
+        }
         if node.isOverflow { try freeOverflow(node.overflowPage, length: node.valueLength, record: &record) }
         leaf.removeNode(at: index)
         record.entries &-= 1
