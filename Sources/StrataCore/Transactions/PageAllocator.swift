@@ -285,10 +285,11 @@ extension WriteTransaction {
         }
         var record = allocator.freeTree
         // The cursor found the key in this very tree: no second look before removing it, but the
-        // entry removed must be the record just loaded (copied: removing rewrites the leaf).
-        let recordBytes = value.bytes
+        // entry removed must be the record just loaded. `value` stays valid for the comparison:
+        // it is made before the leaf changes, and copying a page for the removal leaves the
+        // bytes it copied from in place (the mapping, or a buffer kept for an outer level).
         _ = try key.withUnsafeBytes { key in
-            try recordBytes.withUnsafeBytes { try remove(from: &record, key: key, knownValue: $0) }
+            try value.withUnsafeBytes { try remove(from: &record, key: key, knownValue: $0) }
         }
         allocator.freeTree = record
         return true
