@@ -134,59 +134,29 @@ public class EntityReadContext {
 
     static func decodeName(_ name: [UInt8]) throws -> String { try name.withUnsafeBytes(RecordHeader.decodeName) }
 
-    /// The live entity `id` with the current entries of `keys` (all when nil), or nil: one
-    /// lookup of its header, which holds the current entries; only those asked for are decoded.
-    func record(of id: EntityID, keys: WantedKeys?) throws -> EntityRecord? {
-        if let header = pendingHeader(id) {
-            guard !header.isDeleted else { return nil }
-            var properties: [String: PropertyEntry] = [:]
-            for current in try header.currentEntries() {
-                let key: String
-                if let keys {
-                    guard let wanted = keys.index(ofEncoding: current.name) else { continue }
-                    key = keys.keys[wanted]
-                } else {
-                    key = try Self.decodeName(current.name)
-                }
-                let entry = try entry(id: id, current: current)
-                if entry.value != nil { properties[key] = entry }
-            }
-            return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
-        }
-        guard let entries = try tree(EntityLayout.entries),
-              let bytes = try transaction.get(EntityLayout.headerKey(id), in: entries) else { return nil }
-        return try bytes.withUnsafeBytes { raw in try record(of: id, header: raw, keys: keys) }
-    }
-
-    /// `record(of:keys:)` from the stored bytes of the entity's header.
-    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: WantedKeys?) throws -> EntityRecord? {
-        guard let keys else { return try record(of: id, header: raw) }
-        let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
-        // A deleted entity's header has no current entries.
+    /// The entity `id` as this transaction changed it (`header`, not yet written), with the
+    /// current entries of `keys` (all when nil), or nil when it is deleted.
+    func record(of id: EntityID, pending header: RecordHeader, keys: WantedKeys?) throws -> EntityRecord? {
         guard !header.isDeleted else { return nil }
-        var properties = [String: PropertyEntry](minimumCapacity: keys.count)
-        var deferred: [(key: Int, current: RecordHeader.CurrentEntry)] = []
-        // Only the asked-for entries are decoded; the walk stops once it met them all.
-        try keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
-            var reader = OrderedKeyReader(stamp)
-            let datestamp = try reader.read(Date.self)
-            guard let body else {
-                let sequence = try reader.readBigEndian(UInt64.self, reading: "entry sequence")
-                deferred.append((key, RecordHeader.CurrentEntry(name: Array(keys.encoding(key)), datestamp: datestamp, sequence: sequence)))
-                return
+        var properties: [String: PropertyEntry] = [:]
+        for current in try header.currentEntries() {
+            let key: String
+            if let keys {
+                guard let wanted = keys.index(ofEncoding: current.name) else { continue }
+                key = keys.keys[wanted]
+            } else {
+                key = try Self.decodeName(current.name)
             }
-            let entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
-            if entry.value != nil { properties[keys.keys[key]] = entry }
-        }
-        for (key, current) in deferred {
             let entry = try entry(id: id, current: current)
-            if entry.value != nil { properties[keys.keys[key]] = entry }
+            if entry.value != nil { properties[key] = entry }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: properties)
     }
 
-    /// `record(of:header:keys:)` building the record's properties from `results`' template
-    /// (see `ResultProperties`): the same record, without hashing its keys.
+    /// The live entity `id` from the stored bytes of its header, with the current entries of
+    /// `results`' keys, or nil when it is deleted. Only the asked-for entries are decoded (the
+    /// walk stops once it met them all), into a copy of `results`' template (see
+    /// `ResultProperties`), without hashing their keys.
     func record(of id: EntityID, header raw: UnsafeRawBufferPointer, into results: inout ResultProperties) throws -> EntityRecord? {
         let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
         // A deleted entity's header has no current entries.
@@ -302,11 +272,11 @@ public class EntityReadContext {
         for (index, stored) in headers.enumerated() {
             let (position, id) = found[index]
             let record: EntityRecord?
-            if pendingHeader(id) != nil {
-                record = try self.record(of: id, keys: names)
+            if let pending = pendingHeader(id) {
+                record = try self.record(of: id, pending: pending, keys: names)
             } else if let stored {
                 record = try stored.withUnsafeBytes { raw in
-                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw, keys: nil) }
+                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
                 }
             } else {
                 record = nil
