@@ -178,7 +178,9 @@ public struct OrderedKeyReader {
     }
 
     /// The error `skipEscaped` throws for the damaged or unterminated string at `start` (the
-    /// same errors `readEscaped` gives).
+    /// same errors `readEscaped` gives). Called only after `escapedEnd` found no terminator, so
+    /// `00 00` cannot occur here: the `00` followed by something other than `FF` that it reports
+    /// is always damage. The two loops must agree on what ends a string.
     @inline(never)
     private func escapedFailure(from start: Int, total: Int, reading: String) -> OrderedKeyError {
         withBuffer { buffer in
@@ -190,6 +192,7 @@ public struct OrderedKeyReader {
                 }
                 guard index + 1 < total else { break }
                 guard buffer[index + 1] == 0xFF else {
+                    assert(buffer[index + 1] != 0, "escapedEnd missed a terminator")
                     return .invalid(offset: index, reading: reading, reason: "0x00 must be followed by 0x00 (end) or 0xFF (escaped zero)")
                 }
                 index += 2
