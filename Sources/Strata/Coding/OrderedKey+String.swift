@@ -45,7 +45,7 @@ extension String: OrderedKey {
     public func withOrderedKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var string = self
         let lent: Bool = try string.withUTF8 { utf8 in
-            guard utf8.count <= 256, utf8.allSatisfy({ $0 < 0xCC }) else { return false }
+            guard utf8.count <= 256, OrderedStringNormalization.isTriviallyNFC(utf8: utf8) else { return false }
             // Each zero byte becomes two bytes, and the terminator adds two.
             try withUnsafeTemporaryAllocation(byteCount: utf8.count * 2 + 2, alignment: 1) { storage in
                 var end = 0
@@ -78,7 +78,13 @@ enum OrderedStringNormalization {
     /// expensive normalisation for ASCII and most Latin text.
     static func isTriviallyNFC(_ string: String) -> Bool {
         var copy = string
-        return copy.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0xCC } }
+        return copy.withUTF8 { isTriviallyNFC(utf8: $0) }
+    }
+
+    /// `isTriviallyNFC` on a string's UTF-8 bytes.
+    @inline(__always)
+    static func isTriviallyNFC(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        utf8.allSatisfy { $0 < 0xCC }
     }
 
     static func canonical(_ string: String) -> String {

@@ -50,14 +50,10 @@ enum InstanceEnvelope {
 
     /// Decodes an envelope; `currentPrefix` is `currentPrefix(format:)`, computed once per
     /// datastore. The common case (written by the current version) skips reading the version
-    /// generically, which costs runtime metadata lookups on every call.
+    /// generically, which costs runtime metadata lookups on every call. (The most common one,
+    /// binary without field evolution, `DatastoreSchema.decode` hands to the decoder itself.)
     static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: [UInt8]) throws -> F.Instance {
         guard let payload = payload(of: bytes, ifItStartsWith: currentPrefix) else { return try decode(bytes, format: F.self) }
-        // The usual format (binary, no field evolution) goes straight to the decoder: each generic
-        // layer in between costs unspecialized calls and associated-type look-ups per instance.
-        if F.coding == .binary, case .none = F.fieldEvolution {
-            return try BinaryInstanceDecoder().decode(F.Instance.self, from: payload)
-        }
         return try decodeCurrent(F.self, from: payload, coding: F.coding)
     }
 
