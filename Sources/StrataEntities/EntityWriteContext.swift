@@ -34,6 +34,17 @@ public final class EntityWriteContext: EntityReadContext {
         super.init(transaction: transaction, registry: registry)
     }
 
+    /// The `entries` tree once this transaction has it writable: every property change puts
+    /// into it, and a stored handle is cheaper than finding the tree by name each time.
+    @exclusivity(unchecked) private var writableEntries: Tree?
+
+    func writableEntriesTree() throws -> Tree {
+        if let writableEntries { return writableEntries }
+        let tree = try writableTree(EntityLayout.entries)
+        writableEntries = tree
+        return tree
+    }
+
     func writableTree(_ name: String) throws -> Tree {
         if let tree = try tree(name) { return tree }
         let tree = try write.createTree(name)
@@ -97,7 +108,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// nothing changes in it.
     private func readHeaderForWriting(_ id: EntityID) throws {
         guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
-              let entries = try tree(EntityLayout.entries) else { return }
+              let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
         let key = EntityLayout.headerKey(id)
         guard let stored = try write.valueForReplacing(key, in: entries) else {
             absent.insert(id)
@@ -214,11 +225,8 @@ public final class EntityWriteContext: EntityReadContext {
         guard let id = stagedEntity else { return }
         stagedEntity = nil
         do {
-            let entries = try writableTree(EntityLayout.entries)
-            if header, let index = knownSlot(id), known.values[index].headerChanged {
-                known.values[index].headerChanged = false
-                try putHeader(known.values[index].header, of: id, in: entries)
-            }
+            let entries = try writableEntriesTree()
+            if header, let index = knownSlot(id) { try putHeaderIfChanged(at: index, of: id, in: entries) }
             try stagedBytes.withUnsafeBytes { raw in
                 var start = 0
                 for entry in stagedEntries {
@@ -238,16 +246,26 @@ public final class EntityWriteContext: EntityReadContext {
     /// The key and value of the header being put (`putHeader`), one buffer reused for all.
     @exclusivity(unchecked) private var headerBytes: [UInt8] = []
 
-    /// Puts the header of `id` (into `entries`, the `EntityLayout.entries` tree).
-    private func putHeader(_ header: RecordHeader, of id: EntityID, in entries: Tree) throws {
+    /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
+    /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
+    private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
         headerBytes.removeAll(keepingCapacity: true)
         headerBytes.appendID(id)
         headerBytes.appendBytes(EntityLayout.headerName)
         let keyEnd = headerBytes.count
-        header.encode(into: &headerBytes)
+        // In place (`inout`): reading the entity out of the table would copy it.
+        guard Self.encodeIfChanged(&known.values[slot], into: &headerBytes) else { return }
         _ = try headerBytes.withUnsafeBytes { raw in
             try write.put(UnsafeRawBufferPointer(rebasing: raw[..<keyEnd]), UnsafeRawBufferPointer(rebasing: raw[keyEnd...]), in: entries)
         }
+    }
+
+    /// Appends the entity's header to `bytes` and marks it written, if it changed; returns whether.
+    private static func encodeIfChanged(_ entity: inout KnownEntity, into bytes: inout [UInt8]) -> Bool {
+        guard entity.headerChanged else { return false }
+        entity.headerChanged = false
+        entity.header.encode(into: &bytes)
+        return true
     }
 
     /// `values` entries this transaction added and has not written yet, as key and value bytes in
@@ -329,8 +347,14 @@ public final class EntityWriteContext: EntityReadContext {
         try writeStaged(header: true)
         try flushValueIndex()
         if known.values.contains(where: \.headerChanged) {
-            let entries = try writableTree(EntityLayout.entries)
-            for (id, entity) in known where entity.headerChanged { try putHeader(entity.header, of: id, in: entries) }
+            let entries = try writableEntriesTree()
+            // By position, not `known.indices` (that would hold a second reference to the
+            // table, and the first in-place change would copy it).
+            var slot = known.startIndex
+            while slot != known.endIndex {
+                try putHeaderIfChanged(at: slot, of: known.keys[slot], in: entries)
+                known.formIndex(after: &slot)
+            }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
@@ -576,28 +600,11 @@ public final class EntityWriteContext: EntityReadContext {
         bodyWriter.removeAll()
         entry.encodeBody(into: &bodyWriter)
         let slot = try knownIndex(of: id)
-        // The previous current entry, read before the header changes: its datestamp decides
-        // whether the new entry is current, and a value that may refer to entities (only those
-        // are decoded) leaves the reverse index.
-        var previous: (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)?
-        if !isNew {
-            previous = try known.values[slot].header.withCurrentEntry(named: name) { stored in
-                guard let stored else { return nil }
-                let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
-                return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
-            }
+        // The entity is changed in place (`inout`): reading it out of the table would copy it.
+        let (previous, isCurrent) = try bodyWriter.bytes.withUnsafeBytes { body in
+            try Self.noteEntry(in: &known.values[slot], name: name, number: number, datestamp: entry.datestamp, sequence: sequence,
+                               body: body, isNew: isNew)
         }
-        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        let isCurrent = previous.map { $0.datestamp <= entry.datestamp } ?? true
-        if isCurrent {
-            // The header is changed in place; it is written after the operation is done with the entity.
-            try bodyWriter.bytes.withUnsafeBytes { raw in
-                try known.values[slot].header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: raw)
-            }
-            if entry.datestamp > known.values[slot].header.modified { known.values[slot].header.modified = entry.datestamp }
-            known.values[slot].headerChanged = true
-        }
-        known.values[slot].noteEntry(key: number)
         // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
         stagedBytes.appendID(id)
@@ -630,6 +637,37 @@ public final class EntityWriteContext: EntityReadContext {
             if let value = old.value { try unindexReferences(value, name: name, id: id) }
         }
         if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
+    }
+
+    /// The current entry a new entry supersedes, as `stage` needs it (`body` only for a value that may refer to entities).
+    private typealias SupersededEntry = (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)
+
+    /// Notes in `entity` a new entry of key `name` (number `number` of the key table): makes it
+    /// the current entry (in the header, which is then written after the operation is done with
+    /// the entity) unless a newer datestamp exists. Returns the entry it superseded and whether
+    /// it is current. `isNew`: the key has no entry yet.
+    private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
+                                  body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
+        // The previous current entry, read before the header changes: its datestamp decides
+        // whether the new entry is current, and a value that may refer to entities (only those
+        // are decoded) leaves the reverse index.
+        var previous: SupersededEntry?
+        if !isNew {
+            previous = try entity.header.withCurrentEntry(named: name) { stored in
+                guard let stored else { return nil }
+                let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
+                return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
+            }
+        }
+        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
+        let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
+        if isCurrent {
+            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body)
+            if datestamp > entity.header.modified { entity.header.modified = datestamp }
+            entity.headerChanged = true
+        }
+        entity.noteEntry(key: number)
+        return (previous, isCurrent)
     }
 
     /// The `values` key of `value` set by entry `sequence`: `EntityLayout.indexedValue` built in
