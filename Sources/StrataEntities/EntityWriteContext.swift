@@ -109,8 +109,10 @@ public final class EntityWriteContext: EntityReadContext {
     private func readHeaderForWriting(_ id: EntityID) throws {
         guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
               let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
-        let key = EntityLayout.headerKey(id)
-        guard let stored = try write.valueForReplacing(key, in: entries) else {
+        // The header key (`EntityLayout.headerKey`: the id, then `headerName`, two zero bytes) on the stack.
+        let key = (id.uuid.uuid, UInt16(0))
+        assert(EntityLayout.headerName == [0, 0] && MemoryLayout.size(ofValue: key) == 18)
+        guard let stored = try withUnsafeBytes(of: key, { try write.valueForReplacing($0, in: entries) }) else {
             absent.insert(id)
             return
         }
@@ -259,6 +261,9 @@ public final class EntityWriteContext: EntityReadContext {
             try write.put(UnsafeRawBufferPointer(rebasing: raw[..<keyEnd]), UnsafeRawBufferPointer(rebasing: raw[keyEnd...]), in: entries)
         }
     }
+
+    /// Whether the entity is live (not deleted); `inout` only to read it in place.
+    private static func isLive(_ entity: inout KnownEntity) -> Bool { !entity.header.isDeleted }
 
     /// Appends the entity's header to `bytes` and marks it written, if it changed; returns whether.
     private static func encodeIfChanged(_ entity: inout KnownEntity, into bytes: inout [UInt8]) -> Bool {
@@ -518,8 +523,15 @@ public final class EntityWriteContext: EntityReadContext {
         // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
         var ids: [EntityReference: EntityID] = [:]
         for (reference, properties) in changes where ids.isEmpty || ids[reference] == nil {
-            if case .id(let direct) = reference.match, !properties.isEmpty { try readHeaderForWriting(direct) }
-            let id = try require(reference)
+            let id: EntityID
+            if case .id(let direct) = reference.match, !properties.isEmpty {
+                try readHeaderForWriting(direct)
+                // What `require` would find (an identifier resolves to itself when its entity is
+                // live), without copying the header out of the table.
+                if let slot = knownSlot(direct), Self.isLive(&known.values[slot]) { id = direct } else { id = try require(reference) }
+            } else {
+                id = try require(reference)
+            }
             // Distinct keys: staged together, written after the entity's header.
             for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
             try writeStaged(header: true)
@@ -651,9 +663,10 @@ public final class EntityWriteContext: EntityReadContext {
         // The previous current entry, read before the header changes: its datestamp decides
         // whether the new entry is current, and a value that may refer to entities (only those
         // are decoded) leaves the reverse index.
+        let located = try entity.header.locateCurrent(named: name)
         var previous: SupersededEntry?
         if !isNew {
-            previous = try entity.header.withCurrentEntry(named: name) { stored in
+            previous = try entity.header.withCurrentEntry(at: located) { stored in
                 guard let stored else { return nil }
                 let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
                 return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
@@ -662,7 +675,7 @@ public final class EntityWriteContext: EntityReadContext {
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
         if isCurrent {
-            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body)
+            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
             if datestamp > entity.header.modified { entity.header.modified = datestamp }
             entity.headerChanged = true
         }

@@ -263,9 +263,36 @@ struct RecordHeader: Equatable {
     /// without building the entry, and rewritten in place when the entry it replaces has the same
     /// length (a value replaced by one of the same kind and size, the common change).
     mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer) throws {
+        try setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: locateCurrent(named: name))
+    }
+
+    /// Where the current entry of property `name` is (`found`) or would go, for
+    /// `withCurrentEntry(at:_:)` and `setCurrent(name:datestamp:sequence:body:at:)`: a write
+    /// that reads the entry it replaces walks the entries once.
+    func locateCurrent(named name: [UInt8]) throws -> (span: Range<Int>, found: Bool) {
+        try entryBytes.withUnsafeBytes { raw in try name.withUnsafeBytes { try Self.locate($0, in: raw) } }
+    }
+
+    /// `withCurrentEntry(named:_:)` for the entry `locateCurrent` found (nil when it found none).
+    func withCurrentEntry<Result>(at located: (span: Range<Int>, found: Bool), _ body: (StoredEntry?) throws -> Result) throws -> Result {
+        guard located.found else { return try body(nil) }
+        return try entryBytes.withUnsafeBytes { raw in
+            var entry: StoredEntry?
+            try Self.visitEntries(UnsafeRawBufferPointer(rebasing: raw[located.span])) { stored, _ in
+                entry = stored
+                return false
+            }
+            return try body(entry)
+        }
+    }
+
+    /// `setCurrent(name:datestamp:sequence:body:)` at the place `locateCurrent(named: name)`
+    /// returned (the entries unchanged since).
+    mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer,
+                             at located: (span: Range<Int>, found: Bool)) throws {
+        let (span, found) = located
         let isInline = body.count <= Self.inlineBodyLimit
         let length = name.count + 17 + (isInline ? 4 + body.count : 0)
-        let (span, found) = try entryBytes.withUnsafeBytes { raw in try name.withUnsafeBytes { try Self.locate($0, in: raw) } }
         if !found && span.lowerBound == entryBytes.count {
             // A key after every other (a create puts its keys in order): appended in place.
             entryBytes.reserveCapacity(entryBytes.count + length)
