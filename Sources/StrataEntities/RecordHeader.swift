@@ -294,8 +294,8 @@ struct RecordHeader: Equatable {
         let isInline = body.count <= Self.inlineBodyLimit
         let length = name.count + 17 + (isInline ? 4 + body.count : 0)
         if !found && span.lowerBound == entryBytes.count {
-            // A key after every other (a create puts its keys in order): appended in place.
-            entryBytes.reserveCapacity(entryBytes.count + length)
+            // A key after every other (a create puts its keys in order): appended in place
+            // (no `reserveCapacity`: reserving the exact size would reallocate on every append).
             Self.appendEntry(name: name, datestamp: datestamp, sequence: sequence, body: isInline ? body : nil, to: &entryBytes)
             return
         }
