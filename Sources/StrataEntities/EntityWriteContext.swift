@@ -245,7 +245,7 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// The key and value of the header being put (`putHeader`), one buffer reused for all.
+    /// The key and value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
     @exclusivity(unchecked) private var headerBytes: [UInt8] = []
 
     /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
