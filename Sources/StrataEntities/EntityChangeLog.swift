@@ -82,6 +82,13 @@ enum EntityChangeLog {
             writer.write(key)
         }
 
+        /// `addKey` for a key given in its ordered encoding (`EntityLayout.encodedName`), which is
+        /// what `addKey` writes: a commit names the same few keys for every entity it changed.
+        mutating func addEncodedKey(_ encoded: [UInt8]) {
+            writer.writeByte(EntityValueCoding.elementMarker)
+            encoded.withUnsafeBytes { writer.writeFixedWidthBytes($0) }
+        }
+
         mutating func end() { writer.writeByte(EntityValueCoding.arrayEnd) }
 
         /// The encoded changes.

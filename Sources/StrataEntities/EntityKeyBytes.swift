@@ -38,11 +38,7 @@ extension Array where Element == UInt8 {
     /// bits of its `timeIntervalSinceReferenceDate`, -0.0 as 0.0 and every NaN as `.nan`).
     @inline(__always)
     mutating func appendOrderedDate(_ date: Date) {
-        let interval = date.timeIntervalSinceReferenceDate
-        let canonical: Double = interval.isNaN ? .nan : (interval == 0 ? 0 : interval)
-        let bits = canonical.bitPattern
-        let signBit: UInt64 = 1 << 63
-        appendBigEndian(bits & signBit != 0 ? ~bits : bits | signBit)
+        appendBigEndian(EntityFixedWidth.orderedBits(of: date))
     }
 }
 
@@ -50,6 +46,18 @@ extension Array where Element == UInt8 {
 /// one per entry (history entries, current entries). Each accepts exactly what the ordered-key
 /// reader accepts for the same bytes (a test checks them against it).
 enum EntityFixedWidth {
+    /// The ordered form of `date` as a number (stored big-endian): the bits of its
+    /// `timeIntervalSinceReferenceDate`, -0.0 as 0.0 and every NaN as `.nan`, with the sign bit
+    /// flipped for positive values and every bit for negative ones, so the bytes sort as the dates.
+    @inline(__always)
+    static func orderedBits(of date: Date) -> UInt64 {
+        let interval = date.timeIntervalSinceReferenceDate
+        let canonical: Double = interval.isNaN ? .nan : (interval == 0 ? 0 : interval)
+        let bits = canonical.bitPattern
+        let signBit: UInt64 = 1 << 63
+        return bits & signBit != 0 ? ~bits : bits | signBit
+    }
+
     /// The datestamp in ordered form at `offset` of `raw` (8 bytes, checked by the caller).
     /// - Throws: `EntityError.corrupt` for a NaN other than `.nan` or a -0.0, which no writer produces.
     @inline(__always)

@@ -34,6 +34,17 @@ public final class EntityWriteContext: EntityReadContext {
         super.init(transaction: transaction, registry: registry)
     }
 
+    /// The `entries` tree once this transaction has it writable: every property change puts
+    /// into it, and a stored handle is cheaper than finding the tree by name each time.
+    @exclusivity(unchecked) private var writableEntries: Tree?
+
+    func writableEntriesTree() throws -> Tree {
+        if let writableEntries { return writableEntries }
+        let tree = try writableTree(EntityLayout.entries)
+        writableEntries = tree
+        return tree
+    }
+
     func writableTree(_ name: String) throws -> Tree {
         if let tree = try tree(name) { return tree }
         let tree = try write.createTree(name)
@@ -41,7 +52,28 @@ public final class EntityWriteContext: EntityReadContext {
         return tree
     }
 
-    override func pendingHeader(_ id: EntityID) -> RecordHeader? { known[id]?.header }
+    override func pendingHeader(_ id: EntityID) -> RecordHeader? { knownSlot(id).map { known.values[$0].header } }
+
+    /// The entity last looked up in `known` and its position: an operation looks one entity up
+    /// several times in a row (resolve, each appended key, the header's put), and comparing
+    /// 16 bytes is cheaper than hashing them. Invariant: cleared whenever `known` gains or loses
+    /// a key (positions are valid until then; changing a value in place keeps them).
+    @exclusivity(unchecked) private var lastKnown: (id: EntityID, slot: Dictionary<EntityID, KnownEntity>.Index)?
+
+    /// The position of `id` in `known`, or nil when this transaction has not read it.
+    @inline(__always)
+    private func knownSlot(_ id: EntityID) -> Dictionary<EntityID, KnownEntity>.Index? {
+        if let lastKnown, lastKnown.id == id { return lastKnown.slot }
+        guard let slot = known.index(forKey: id) else { return nil }
+        lastKnown = (id, slot)
+        return slot
+    }
+
+    /// Adds `entity` to `known` (not there yet).
+    private func addKnown(_ entity: KnownEntity, of id: EntityID) {
+        lastKnown = nil
+        known[id] = entity
+    }
 
     /// Identifiers found to have no header in this transaction (and not created since: a
     /// known header is looked at first). Creating by identifier looks twice: does the
@@ -50,28 +82,49 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// Keeps `header` to be written (at the end of the operation that changes it, or of the transaction).
     private func setPending(_ header: RecordHeader, of id: EntityID) {
-        if let index = known.index(forKey: id) {
+        if let index = knownSlot(id) {
             known.values[index].header = header
             known.values[index].headerChanged = true
         } else {
-            known[id] = KnownEntity(header: header, headerChanged: true)
+            addKnown(KnownEntity(header: header, headerChanged: true), of: id)
         }
     }
 
     override func header(_ id: EntityID) throws -> RecordHeader? {
-        if let entity = known[id] { return entity.header }
-        if absent.contains(id) { return nil }
+        if let slot = knownSlot(id) { return known.values[slot].header }
+        // Most transactions never meet a missing identifier: skip hashing for the empty set.
+        if !absent.isEmpty && absent.contains(id) { return nil }
         // Not `super.header`: it would look this transaction's headers up again (`pendingHeader`).
         let header = try storedHeader(id)
-        if let header { known[id] = KnownEntity(header: header, headerChanged: false) } else { absent.insert(id) }
+        if let header { addKnown(KnownEntity(header: header, headerChanged: false), of: id) } else { absent.insert(id) }
         return header
+    }
+
+    /// Reads the header of `id` as the first half of rewriting it (when this transaction has
+    /// not read it yet): the lookup makes the header's leaf writable and remembers it, so the
+    /// header's put and the history entries after it (same leaf) skip the descent that a `get`
+    /// followed by a `put` would make twice (see `WriteTransaction.valueForReplacing`). Only
+    /// for entities about to be written: the leaf is copied (and written at commit) even if
+    /// nothing changes in it.
+    private func readHeaderForWriting(_ id: EntityID) throws {
+        guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
+              let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
+        // The header key (`EntityLayout.headerKey`: the id, then `headerName`, two zero bytes) on the stack.
+        let key = (id.uuid.uuid, UInt16(0))
+        assert(EntityLayout.headerName == [0, 0] && MemoryLayout.size(ofValue: key) == 18)
+        guard let stored = try withUnsafeBytes(of: key, { try write.valueForReplacing($0, in: entries) }) else {
+            absent.insert(id)
+            return
+        }
+        let header = try stored.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
+        addKnown(KnownEntity(header: header, headerChanged: false), of: id)
     }
 
     /// The position of `id` in `known`, reading its header if this transaction has not yet.
     /// - Throws: `EntityError.corrupt` when the entity has no header (an entry without a record).
     private func knownIndex(of id: EntityID) throws -> Dictionary<EntityID, KnownEntity>.Index {
-        if let index = known.index(forKey: id) { return index }
-        guard try header(id) != nil, let index = known.index(forKey: id) else {
+        if let index = knownSlot(id) { return index }
+        guard try header(id) != nil, let index = knownSlot(id) else {
             throw EntityError.corrupt(reason: "entity \(id) has entries but no record")
         }
         return index
@@ -174,11 +227,8 @@ public final class EntityWriteContext: EntityReadContext {
         guard let id = stagedEntity else { return }
         stagedEntity = nil
         do {
-            let entries = try writableTree(EntityLayout.entries)
-            if header, let index = known.index(forKey: id), known.values[index].headerChanged {
-                known.values[index].headerChanged = false
-                try write.put(EntityLayout.headerKey(id), known.values[index].header.encoded(), in: entries)
-            }
+            let entries = try writableEntriesTree()
+            if header, let index = knownSlot(id) { try putHeaderIfChanged(at: index, of: id, in: entries) }
             try stagedBytes.withUnsafeBytes { raw in
                 var start = 0
                 for entry in stagedEntries {
@@ -193,6 +243,34 @@ public final class EntityWriteContext: EntityReadContext {
             if failure == nil { failure = error }
             throw error
         }
+    }
+
+    /// The key and value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
+    @exclusivity(unchecked) private var headerBytes: [UInt8] = []
+
+    /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
+    /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
+    private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
+        headerBytes.removeAll(keepingCapacity: true)
+        headerBytes.appendID(id)
+        headerBytes.appendBytes(EntityLayout.headerName)
+        let keyEnd = headerBytes.count
+        // In place (`inout`): reading the entity out of the table would copy it.
+        guard Self.encodeIfChanged(&known.values[slot], into: &headerBytes) else { return }
+        _ = try headerBytes.withUnsafeBytes { raw in
+            try write.put(UnsafeRawBufferPointer(rebasing: raw[..<keyEnd]), UnsafeRawBufferPointer(rebasing: raw[keyEnd...]), in: entries)
+        }
+    }
+
+    /// Whether the entity is live (not deleted); `inout` only to read it in place.
+    private static func isLive(_ entity: inout KnownEntity) -> Bool { !entity.header.isDeleted }
+
+    /// Appends the entity's header to `bytes` and marks it written, if it changed; returns whether.
+    private static func encodeIfChanged(_ entity: inout KnownEntity, into bytes: inout [UInt8]) -> Bool {
+        guard entity.headerChanged else { return false }
+        entity.headerChanged = false
+        entity.header.encode(into: &bytes)
+        return true
     }
 
     /// `values` entries this transaction added and has not written yet, as key and value bytes in
@@ -274,8 +352,14 @@ public final class EntityWriteContext: EntityReadContext {
         try writeStaged(header: true)
         try flushValueIndex()
         if known.values.contains(where: \.headerChanged) {
-            let entries = try writableTree(EntityLayout.entries)
-            for (id, entity) in known where entity.headerChanged { try write.put(EntityLayout.headerKey(id), entity.header.encoded(), in: entries) }
+            let entries = try writableEntriesTree()
+            // By position, not `known.indices` (that would hold a second reference to the
+            // table, and the first in-place change would copy it).
+            var slot = known.startIndex
+            while slot != known.endIndex {
+                try putHeaderIfChanged(at: slot, of: known.keys[slot], in: entries)
+                known.formIndex(after: &slot)
+            }
         }
         if sequenceChanged, let sequence {
             let meta = try writableTree(EntityLayout.meta)
@@ -289,7 +373,7 @@ public final class EntityWriteContext: EntityReadContext {
             guard let kind = entity.change else { continue }
             changedAny = true
             encoder.begin(id, kind: kind)
-            entity.forEachChangedKey { encoder.addKey(names[$0].key) }
+            entity.forEachChangedKey { encoder.addEncodedKey(names[$0].encoded) }
             encoder.end()
         }
         if changedAny {
@@ -385,7 +469,8 @@ public final class EntityWriteContext: EntityReadContext {
             properties[key] = value
         }
         try create(id, type: type, properties: properties, at: datestamp)
-        resolved[reference.identity] = id
+        // An identifier is never memoized (`find` checks it directly); a property match is.
+        if case .property = reference.match { resolved[reference.identity] = id }
         return id
     }
 
@@ -437,8 +522,16 @@ public final class EntityWriteContext: EntityReadContext {
         let stamp = datestamp ?? self.datestamp
         // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
         var ids: [EntityReference: EntityID] = [:]
-        for (reference, properties) in changes where ids[reference] == nil {
-            let id = try require(reference)
+        for (reference, properties) in changes where ids.isEmpty || ids[reference] == nil {
+            let id: EntityID
+            if case .id(let direct) = reference.match, !properties.isEmpty {
+                try readHeaderForWriting(direct)
+                // What `require` would find (an identifier resolves to itself when its entity is
+                // live), without copying the header out of the table.
+                if let slot = knownSlot(direct), Self.isLive(&known.values[slot]) { id = direct } else { id = try require(reference) }
+            } else {
+                id = try require(reference)
+            }
             // Distinct keys: staged together, written after the entity's header.
             for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
             try writeStaged(header: true)
@@ -503,6 +596,11 @@ public final class EntityWriteContext: EntityReadContext {
         try writeStaged(header: false)
     }
 
+    /// The body of the entry `stage` appends, and the encoded value `index` adds: buffers
+    /// reused for every entry (read only before anything else can stage or index).
+    @exclusivity(unchecked) private var bodyWriter = OrderedKeyWriter(reservingCapacity: 32)
+    @exclusivity(unchecked) private var valueWriter = OrderedKeyWriter(reservingCapacity: 32)
+
     /// `append`, but the history entry is staged (see `stagedEntity`): the caller writes it with
     /// `writeStaged` before it appends to another key of the entity that may already be staged,
     /// or reads the entity's history. Staging for another entity writes the staged entries first.
@@ -511,29 +609,14 @@ public final class EntityWriteContext: EntityReadContext {
         let number = nameNumber(key)
         let name = names[number].encoded
         let sequence = try nextSequence()
-        var body = OrderedKeyWriter(reservingCapacity: 32)
-        entry.encodeBody(into: &body)
+        bodyWriter.removeAll()
+        entry.encodeBody(into: &bodyWriter)
         let slot = try knownIndex(of: id)
-        // The previous current entry, read before the header changes: its datestamp decides
-        // whether the new entry is current, and a value that may refer to entities (only those
-        // are decoded) leaves the reverse index.
-        var previous: (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)?
-        if !isNew {
-            previous = try known.values[slot].header.withCurrentEntry(named: name) { stored in
-                guard let stored else { return nil }
-                let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
-                return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
-            }
+        // The entity is changed in place (`inout`): reading it out of the table would copy it.
+        let (previous, isCurrent) = try bodyWriter.bytes.withUnsafeBytes { body in
+            try Self.noteEntry(in: &known.values[slot], name: name, number: number, datestamp: entry.datestamp, sequence: sequence,
+                               body: body, isNew: isNew)
         }
-        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        let isCurrent = previous.map { $0.datestamp <= entry.datestamp } ?? true
-        if isCurrent {
-            // The header is changed in place; it is written after the operation is done with the entity.
-            try known.values[slot].header.setCurrent(RecordHeader.currentEntry(name: name, datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
-            if entry.datestamp > known.values[slot].header.modified { known.values[slot].header.modified = entry.datestamp }
-            known.values[slot].headerChanged = true
-        }
-        known.values[slot].noteEntry(key: number)
         // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
         stagedBytes.appendID(id)
@@ -541,7 +624,7 @@ public final class EntityWriteContext: EntityReadContext {
         stagedBytes.appendOrderedDate(entry.datestamp)
         stagedBytes.appendBigEndian(sequence)
         let keyEnd = stagedBytes.count
-        stagedBytes.appendBytes(body.bytes)
+        stagedBytes.appendBytes(bodyWriter.bytes)
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
@@ -568,6 +651,38 @@ public final class EntityWriteContext: EntityReadContext {
         if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
     }
 
+    /// The current entry a new entry supersedes, as `stage` needs it (`body` only for a value that may refer to entities).
+    private typealias SupersededEntry = (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)
+
+    /// Notes in `entity` a new entry of key `name` (number `number` of the key table): makes it
+    /// the current entry (in the header, which is then written after the operation is done with
+    /// the entity) unless a newer datestamp exists. Returns the entry it superseded and whether
+    /// it is current. `isNew`: the key has no entry yet.
+    private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
+                                  body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
+        // The previous current entry, read before the header changes: its datestamp decides
+        // whether the new entry is current, and a value that may refer to entities (only those
+        // are decoded) leaves the reverse index.
+        let located = try entity.header.locateCurrent(named: name)
+        var previous: SupersededEntry?
+        if !isNew {
+            previous = try entity.header.withCurrentEntry(at: located) { stored in
+                guard let stored else { return nil }
+                let mayRefer = stored.body.map(PropertyEntry.mayReferToEntities) ?? true
+                return (stored.datestamp, stored.sequence, mayRefer ? stored.body.map { Array($0) } : nil, mayRefer)
+            }
+        }
+        // The new entry is current unless a newer datestamp exists (its sequence is the highest).
+        let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
+        if isCurrent {
+            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
+            if datestamp > entity.header.modified { entity.header.modified = datestamp }
+            entity.headerChanged = true
+        }
+        entity.noteEntry(key: number)
+        return (previous, isCurrent)
+    }
+
     /// The `values` key of `value` set by entry `sequence`: `EntityLayout.indexedValue` built in
     /// one buffer.
     private func valueIndexKey(_ value: EntityValue, name: [UInt8], sequence: UInt64) -> (key: [UInt8], truncated: Bool) {
@@ -586,13 +701,13 @@ public final class EntityWriteContext: EntityReadContext {
     /// the entry numbered `sequence` (the `values` entry is kept back: `indexEntries`).
     private func index(_ value: EntityValue, name: [UInt8], id: EntityID, sequence: UInt64) throws {
         // `valueIndexKey`, written straight into the buffer.
-        var encoded = OrderedKeyWriter(reservingCapacity: 24)
-        EntityValueCoding.encode(value, into: &encoded)
+        valueWriter.removeAll()
+        EntityValueCoding.encode(value, into: &valueWriter)
         let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
-        let truncated = encoded.bytes.count > room
+        let truncated = valueWriter.bytes.count > room
         let start = indexBytes.count
         indexBytes.appendBytes(name)
-        if truncated { indexBytes.append(contentsOf: encoded.bytes[..<room]) } else { indexBytes.appendBytes(encoded.bytes) }
+        if truncated { indexBytes.append(contentsOf: valueWriter.bytes[..<room]) } else { indexBytes.appendBytes(valueWriter.bytes) }
         indexBytes.appendBigEndian(sequence)
         let keyEnd = indexBytes.count
         indexBytes.appendID(id)

@@ -165,6 +165,12 @@ struct RecordHeader: Equatable {
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(42 + type.utf8.count + entryBytes.count)
+        encode(into: &bytes)
+        return bytes
+    }
+
+    /// Appends the encoding to `bytes` (a write reuses one buffer for every header it puts).
+    func encode(into bytes: inout [UInt8]) {
         bytes.append(isDeleted ? 1 : 0)
         bytes.appendOrderedDate(created)
         bytes.appendOrderedDate(modified)
@@ -185,14 +191,22 @@ struct RecordHeader: Equatable {
             bytes.appendBytes(label.bytes)
         }
         bytes.appendBytes(entryBytes)
-        return bytes
     }
 
     private static func encode(_ entry: CurrentEntry, into bytes: inout [UInt8]) {
-        bytes.appendBytes(entry.name)
-        bytes.appendOrderedDate(entry.datestamp)
-        bytes.appendBigEndian(entry.sequence)
         if let body = entry.body {
+            body.withUnsafeBytes { appendEntry(name: entry.name, datestamp: entry.datestamp, sequence: entry.sequence, body: $0, to: &bytes) }
+        } else {
+            appendEntry(name: entry.name, datestamp: entry.datestamp, sequence: entry.sequence, body: nil, to: &bytes)
+        }
+    }
+
+    /// Appends the stored form of a current entry (`body` nil: kept in the history only).
+    private static func appendEntry(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer?, to bytes: inout [UInt8]) {
+        bytes.appendBytes(name)
+        bytes.appendOrderedDate(datestamp)
+        bytes.appendBigEndian(sequence)
+        if let body {
             bytes.append(inlineMark)
             bytes.appendBigEndian(UInt32(body.count))
             bytes.appendBytes(body)
@@ -242,6 +256,70 @@ struct RecordHeader: Equatable {
         Self.encode(entry, into: &bytes)
         let replaced = try entryBytes.withUnsafeBytes { raw in try entry.name.withUnsafeBytes { try Self.locate($0, in: raw).span } }
         entryBytes.replaceSubrange(replaced, with: bytes)
+    }
+
+    /// Makes the entry of property `name` (its ordered encoding) numbered `sequence`, dated
+    /// `datestamp`, with `body` (`PropertyEntry.encodeBody`) its current entry: `setCurrent(_:)`
+    /// without building the entry, and rewritten in place when the entry it replaces has the same
+    /// length (a value replaced by one of the same kind and size, the common change).
+    mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer) throws {
+        try setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: locateCurrent(named: name))
+    }
+
+    /// Where the current entry of property `name` is (`found`) or would go, for
+    /// `withCurrentEntry(at:_:)` and `setCurrent(name:datestamp:sequence:body:at:)`: a write
+    /// that reads the entry it replaces walks the entries once.
+    func locateCurrent(named name: [UInt8]) throws -> (span: Range<Int>, found: Bool) {
+        try entryBytes.withUnsafeBytes { raw in try name.withUnsafeBytes { try Self.locate($0, in: raw) } }
+    }
+
+    /// `withCurrentEntry(named:_:)` for the entry `locateCurrent` found (nil when it found none).
+    func withCurrentEntry<Result>(at located: (span: Range<Int>, found: Bool), _ body: (StoredEntry?) throws -> Result) throws -> Result {
+        guard located.found else { return try body(nil) }
+        return try entryBytes.withUnsafeBytes { raw in
+            var entry: StoredEntry?
+            try Self.visitEntries(UnsafeRawBufferPointer(rebasing: raw[located.span])) { stored, _ in
+                entry = stored
+                return false
+            }
+            return try body(entry)
+        }
+    }
+
+    /// `setCurrent(name:datestamp:sequence:body:)` at the place `locateCurrent(named: name)`
+    /// returned (the entries unchanged since).
+    mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer,
+                             at located: (span: Range<Int>, found: Bool)) throws {
+        let (span, found) = located
+        let isInline = body.count <= Self.inlineBodyLimit
+        let length = name.count + 17 + (isInline ? 4 + body.count : 0)
+        if !found && span.lowerBound == entryBytes.count {
+            // A key after every other (a create puts its keys in order): appended in place
+            // (no `reserveCapacity`: reserving the exact size would reallocate on every append).
+            Self.appendEntry(name: name, datestamp: datestamp, sequence: sequence, body: isInline ? body : nil, to: &entryBytes)
+            return
+        }
+        guard found, span.count == length else {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(length)
+            Self.appendEntry(name: name, datestamp: datestamp, sequence: sequence, body: isInline ? body : nil, to: &bytes)
+            entryBytes.replaceSubrange(span, with: bytes)
+            return
+        }
+        // Same key (the name stays), same length: overwrite the rest.
+        entryBytes.withUnsafeMutableBytes { raw in
+            var offset = span.lowerBound + name.count
+            raw.storeBytes(of: EntityFixedWidth.orderedBits(of: datestamp).bigEndian, toByteOffset: offset, as: UInt64.self)
+            raw.storeBytes(of: sequence.bigEndian, toByteOffset: offset + 8, as: UInt64.self)
+            offset += 16
+            guard isInline else {
+                raw[offset] = Self.historyMark
+                return
+            }
+            raw[offset] = Self.inlineMark
+            raw.storeBytes(of: UInt32(body.count).bigEndian, toByteOffset: offset + 1, as: UInt32.self)
+            if body.count > 0 { (raw.baseAddress! + offset + 5).copyMemory(from: body.baseAddress!, byteCount: body.count) }
+        }
     }
 
     /// The bytes the current entry of property `name` spans in a current-entries section, or

@@ -12,6 +12,12 @@ public struct OrderedKeyWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Forgets the bytes written, keeping the buffer: a writer reused for one key after
+    /// another allocates once.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends one raw byte (fixed width, hence self-delimiting when the reader knows the width).
     public mutating func writeByte(_ byte: UInt8) {
         bytes.append(byte)

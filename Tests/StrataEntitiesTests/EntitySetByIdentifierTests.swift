@@ -1,0 +1,88 @@
+import Foundation
+import Strata
+import StrataCore
+import StrataTestFixtures
+import Testing
+@testable import StrataEntities
+
+/// `set` by identifier reads the entity's header as the first half of rewriting it (one descent
+/// for the read and the put, `WriteTransaction.valueForReplacing`). These pin what that path must
+/// keep: missing and deleted identifiers, get-or-create by identifier, several sets of one
+/// entity in a transaction, and the puts that follow the header landing where they belong.
+@Suite struct EntitySetByIdentifierTests {
+    @Test func missingAndDeletedIdentifiersAreRefusedAndWriteNothing() throws {
+        let store = try EntityStore.inMemory()
+        let kept = EntityReference.new("item", with: ["n": 1])
+        let gone = EntityReference.new("item", with: ["n": 2])
+        let (keptID, goneID) = try store.writeNow { tx in
+            let ids = try tx.resolve([kept, gone])
+            return (ids[kept]!, ids[gone]!)
+        }
+        try store.writeNow { tx in _ = try tx.delete([.id(goneID)]) }
+        let generation = store.database.generation
+        for missing in [EntityID(), goneID] {
+            #expect(throws: EntityError.self) {
+                try store.writeNow { tx in
+                    try tx.set(["n": 10], of: [.id(keptID)])
+                    try tx.set(["n": 3], of: [.id(missing)])
+                }
+            }
+        }
+        #expect(store.database.generation == generation, "a failed write commits nothing")
+        let value = try store.readNow { try $0.value("n", of: .id(keptID), as: Int.self) }
+        #expect(value == 1)
+    }
+
+    @Test func getOrCreateByIdentifierCreatesOnce() throws {
+        let store = try EntityStore.inMemory()
+        let id = EntityID()
+        let reference = EntityReference.id(id).createIfMissing(as: "item")
+        try store.writeNow { tx in
+            try tx.set(["a": 1], of: [reference])
+            try tx.set(["b": 2], of: [reference])
+            #expect(tx.createdEntities == [id])
+        }
+        let record = try store.readNow { try $0.record(.id(id)) }
+        #expect(record?.type == "item")
+        #expect(try record?.value("a", as: Int.self) == 1)
+        #expect(try record?.value("b", as: Int.self) == 2)
+    }
+
+    @Test func manySetsOfManyEntitiesInOneTransactionAllLand() throws {
+        let seed = testSeed("setByIdentifier")
+        var random = SeededGenerator(seed: seed)
+        let store = try EntityStore.inMemory()
+        let references = (0..<300).map { EntityReference.new("item", with: ["name": .string("item \($0)"), "n": .int($0)]) }
+        let ids = try store.writeNow { tx in
+            let resolved = try tx.resolve(references)
+            return references.map { resolved[$0]! }
+        }
+        var expected = [EntityID: (n: Int, m: Int?)]()
+        for (index, id) in ids.enumerated() { expected[id] = (index, nil) }
+        try store.writeNow { tx in
+            for step in 1_000..<3_000 {
+                let id = ids.randomElement(using: &random)!
+                if Bool.random(using: &random) {
+                    try tx.set(["n": .int(step)], of: [.id(id)])
+                    expected[id]!.n = step
+                } else {
+                    // Two keys, one new to the entity at first: the header grows (no in-place rewrite).
+                    try tx.set(["n": .int(step), "m": .string(String(repeating: "m", count: step % 7))], of: [.id(id)])
+                    expected[id] = (step, step % 7)
+                }
+            }
+        }
+        let records = try store.readNow { tx in try tx.records(ids.map { .id($0) }, keys: ["n", "m"]) }
+        for id in ids {
+            let record = try #require(records[.id(id)], "seed \(seed)")
+            let want = expected[id]!
+            #expect(try record.value("n", as: Int.self) == want.n, "seed \(seed)")
+            let m = try record.properties["m"].map { _ in try record.value("m", as: String.self) }
+            #expect(m == want.m.map { String(repeating: "m", count: $0) }, "seed \(seed)")
+        }
+        // Every value is findable through the index (the kept-back index entries were written).
+        for id in ids.prefix(20) {
+            #expect(try store.readNow { try $0.entities(where: "n", equals: .int(expected[id]!.n)) }.contains(id), "seed \(seed)")
+        }
+    }
+}
