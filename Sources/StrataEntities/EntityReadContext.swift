@@ -265,23 +265,25 @@ public class EntityReadContext {
         }
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
         // Every header in one batched lookup: the descents advance together and their cache
-        // misses overlap (headers this transaction changed are read from memory instead).
-        let keyBuffer = EntityLayout.headerKeyBuffer(found.map(\.id))
-        let headers = try EntityLayout.withHeaderKeys(keyBuffer) { try transaction.get(keys: $0, in: entries) }
+        // misses overlap (headers this transaction changed are read from memory instead). Each
+        // record is built as its header is found, while the header's leaf is in the cache.
+        let headerKeys = EntityLayout.headerKeys(count: found.count) { found[$0].id }
         var results = names.map { ResultProperties($0) }
-        for (index, stored) in headers.enumerated() {
-            let (position, id) = found[index]
-            let record: EntityRecord?
-            if let pending = pendingHeader(id) {
-                record = try self.record(of: id, pending: pending, keys: names)
-            } else if let stored {
-                record = try stored.withUnsafeBytes { raw in
-                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
+        try headerKeys.withUnsafeBytes { headerKeys in
+            try transaction.forEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, stored in
+                let (position, id) = found[index]
+                let record: EntityRecord?
+                if let pending = pendingHeader(id) {
+                    record = try self.record(of: id, pending: pending, keys: names)
+                } else if let stored {
+                    record = try stored.withUnsafeBytes { raw in
+                        if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
+                    }
+                } else {
+                    record = nil
                 }
-            } else {
-                record = nil
+                if let record { result[references[position]] = record }
             }
-            if let record { result[references[position]] = record }
         }
         return result
     }
