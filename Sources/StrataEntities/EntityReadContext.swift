@@ -309,16 +309,15 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
+        // Entity and key: the entries follow, one per datestamp and sequence, mostly in one leaf.
         let prefix = EntityLayout.key(id, encodedName(key))
-        // The key's encoding ends with its terminator, a zero byte: the first key past the
-        // prefix's range has a one there.
-        var upper = prefix
-        upper[upper.count - 1] = 1
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
-        try transaction.scan(history, from: prefix, to: upper) { key, value in
-            entries.append(try Self.entry(key: key, value: value))
-            return true
+        try prefix.withUnsafeBytes { prefix in
+            try transaction.forEachEntry(withPrefix: prefix, in: history) { key, value in
+                entries.append(try Self.entry(key: key, value: value))
+                return true
+            }
         }
         return entries
     }
@@ -344,12 +343,15 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let datestamp = try key.withUnsafeBytes { raw in
-            // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
-            guard raw.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(raw.count) bytes") }
-            return try EntityFixedWidth.orderedDate(raw, at: raw.count - 16)
-        }
-        return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try entry(key: key, value: $0) } }
+    }
+
+    /// The history entry stored under `key` with body `value`.
+    /// - Throws: `EntityError.corrupt` for a key too short to hold a datestamp, or a damaged body.
+    static func entry(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> PropertyEntry {
+        // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
+        guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
+        return try PropertyEntry.decodeBody(value, datestamp: try EntityFixedWidth.orderedDate(key, at: key.count - 16))
     }
 
     // MARK: Queries
