@@ -257,9 +257,11 @@ public class EntityReadContext {
         // By position in `references`: a reference is a large value to copy.
         var found: [(position: Int, id: EntityID)] = []
         found.reserveCapacity(references.count)
-        for (position, reference) in references.enumerated() {
+        // By index, not `enumerated()`: its iterator copies each reference out (retains and
+        // releases of its strings and dictionary) where a subscript reads it in place.
+        for position in references.indices {
             // An identifier needs no resolution: reading the entity is the existence check.
-            if case .id(let direct) = reference.match { found.append((position, direct)) } else if let id = try find(reference) {
+            if case .id(let direct) = references[position].match { found.append((position, direct)) } else if let id = try find(references[position]) {
                 found.append((position, id))
             }
         }

@@ -110,4 +110,31 @@ import Testing
             }
         }
     }
+
+    /// The fields before the current entries, read at their fixed offsets: each kind of damage
+    /// is a typed error naming it, through the read path's decoder and the whole-header one.
+    @Test func damagedHeaderFieldsAreTypedErrors() throws {
+        let bytes = try RecordHeaderTests.header().encoded()
+        var badStatus = bytes
+        badStatus[0] = 2
+        var negativeZero = bytes // created: the ordered form of -0.0
+        for offset in 1..<9 { negativeZero[offset] = offset == 1 ? 0x7F : 0xFF }
+        let unterminated = Array(bytes.prefix(25)) + Array("person".utf8)
+        var badEscape = bytes
+        badEscape[25 + 2] = 0
+        badEscape[25 + 3] = 7
+        let cases: [([UInt8], String)] = [
+            (badStatus, "record status 2"),
+            (negativeZero, "datestamp with a non-canonical NaN or -0.0"),
+            (Array(bytes.prefix(24)), "record header of 24 bytes"),
+            (unterminated, "type label without its terminator"),
+            (badEscape, "type label with 0x00 followed by 7"),
+        ]
+        for (damaged, reason) in cases {
+            #expect(throws: EntityError.corrupt(reason: reason)) {
+                try damaged.withUnsafeBytes { _ = try RecordHeader.decodeFields($0, typeName: RecordHeader.decodeName) }
+            }
+            #expect(throws: EntityError.corrupt(reason: reason)) { try damaged.withUnsafeBytes { _ = try RecordHeader($0) } }
+        }
+    }
 }
