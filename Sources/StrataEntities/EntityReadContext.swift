@@ -28,7 +28,8 @@ public class EntityReadContext {
     var maximumKeySize: Int { transaction.database.maximumKeySize }
 
     func tree(_ name: String) throws -> Tree? {
-        for opened in openedTrees where opened.name == name { return opened.tree }
+        // By index: iterating the pairs copies each (retaining its name and tree).
+        for index in openedTrees.indices where openedTrees[index].name == name { return openedTrees[index].tree }
         let tree = try transaction.treeIfPresent(name)
         openedTrees.append((name, tree))
         return tree
