@@ -313,11 +313,14 @@ public class EntityReadContext {
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         // Entity and key: the entries follow, one per datestamp and sequence, mostly in one leaf.
-        let prefix = EntityLayout.key(id, encodedName(key))
+        // The prefix is built on the stack: it lives for this call only.
+        let name = encodedName(key)
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
-        try prefix.withUnsafeBytes { prefix in
-            try transaction.forEachEntry(withPrefix: prefix, in: history) { key, value in
+        try withUnsafeTemporaryAllocation(byteCount: 16 + name.count, alignment: 1) { prefix in
+            Swift.withUnsafeBytes(of: id.uuid) { UnsafeMutableRawBufferPointer(rebasing: prefix[..<16]).copyMemory(from: $0) }
+            name.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: prefix[16...]).copyMemory(from: $0) }
+            try transaction.forEachEntry(withPrefix: UnsafeRawBufferPointer(prefix), in: history) { key, value in
                 entries.append(try Self.entry(key: key, value: value))
                 return true
             }
