@@ -62,13 +62,22 @@ enum EntityFixedWidth {
     /// - Throws: `EntityError.corrupt` for a NaN other than `.nan` or a -0.0, which no writer produces.
     @inline(__always)
     static func orderedDate(_ raw: UnsafeRawBufferPointer, at offset: Int) throws -> Date {
-        let ordered = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-        let signBit: UInt64 = 1 << 63
-        let value = Double(bitPattern: ordered & signBit != 0 ? ordered ^ signBit : ~ordered)
-        guard !value.isNaN || value.bitPattern == Double.nan.bitPattern, !(value == 0 && value.sign == .minus) else {
+        guard let value = orderedDouble(raw, at: offset) else {
             throw EntityError.corrupt(reason: "datestamp with a non-canonical NaN or -0.0")
         }
         return Date(timeIntervalSinceReferenceDate: value)
+    }
+
+    /// The double in ordered form (Strata's `OrderedKey` encoding of a `Double`) at `offset` of
+    /// `raw` (8 bytes, checked by the caller), or nil for a NaN other than `.nan` or a -0.0,
+    /// which no writer produces.
+    @inline(__always)
+    static func orderedDouble(_ raw: UnsafeRawBufferPointer, at offset: Int) -> Double? {
+        let ordered = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let signBit: UInt64 = 1 << 63
+        let value = Double(bitPattern: ordered & signBit != 0 ? ordered ^ signBit : ~ordered)
+        guard !value.isNaN || value.bitPattern == Double.nan.bitPattern, !(value == 0 && value.sign == .minus) else { return nil }
+        return value
     }
 
     /// The integer in ordered form (a 64-bit two's complement number with its sign bit flipped,

@@ -120,25 +120,23 @@ enum EntityLayout {
         return key
     }
 
-    /// The header keys of `ids`, one after the other in one buffer (for a batched lookup:
-    /// see `withHeaderKeys`).
-    static func headerKeyBuffer(_ ids: [EntityID]) -> [UInt8] {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(ids.count * (16 + headerName.count))
-        for id in ids {
-            buffer.appendID(id)
-            buffer.appendBytes(headerName)
-        }
-        return buffer
-    }
+    /// The width of every header key: an identifier and `headerName`.
+    static let headerKeyWidth = 16 + headerName.count
 
-    /// Calls `body` with the header keys in `buffer` (from `headerKeyBuffer`) as raw buffers,
-    /// valid during the call. Raw buffers rather than array slices: a batched lookup reads each
-    /// key at every level, and a slice lends its bytes through an unspecialized call each time.
-    static func withHeaderKeys<Result>(_ buffer: [UInt8], _ body: ([UnsafeRawBufferPointer]) throws -> Result) rethrows -> Result {
-        let width = 16 + headerName.count
-        return try buffer.withUnsafeBytes { raw in
-            try body((0..<(raw.count / width)).map { UnsafeRawBufferPointer(rebasing: raw[($0 * width)..<(($0 + 1) * width)]) })
+    /// The header keys of `count` identifiers (`id(n)` for n in `0..<count`), one after the other
+    /// in one buffer of `count * headerKeyWidth` bytes: the keys of a batched lookup
+    /// (`Transaction.forEachValue(ofKeysIn:width:in:_:)`), built in one allocation.
+    static func headerKeys(count: Int, id: (Int) -> EntityID) -> [UInt8] {
+        let width = headerKeyWidth
+        let name = headerName
+        return [UInt8](unsafeUninitializedCapacity: count * width) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for index in 0..<count {
+                let start = index * width
+                Swift.withUnsafeBytes(of: id(index).uuid) { UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + 16)]).copyMemory(from: $0) }
+                for offset in 0..<name.count { raw[start + 16 + offset] = name[offset] }
+            }
+            initialized = count * width
         }
     }
 

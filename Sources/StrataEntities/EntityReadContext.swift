@@ -28,7 +28,8 @@ public class EntityReadContext {
     var maximumKeySize: Int { transaction.database.maximumKeySize }
 
     func tree(_ name: String) throws -> Tree? {
-        for opened in openedTrees where opened.name == name { return opened.tree }
+        // By index: iterating the pairs copies each (retaining its name and tree).
+        for index in openedTrees.indices where openedTrees[index].name == name { return openedTrees[index].tree }
         let tree = try transaction.treeIfPresent(name)
         openedTrees.append((name, tree))
         return tree
@@ -257,31 +258,35 @@ public class EntityReadContext {
         // By position in `references`: a reference is a large value to copy.
         var found: [(position: Int, id: EntityID)] = []
         found.reserveCapacity(references.count)
-        for (position, reference) in references.enumerated() {
+        // By index, not `enumerated()`: its iterator copies each reference out (retains and
+        // releases of its strings and dictionary) where a subscript reads it in place.
+        for position in references.indices {
             // An identifier needs no resolution: reading the entity is the existence check.
-            if case .id(let direct) = reference.match { found.append((position, direct)) } else if let id = try find(reference) {
+            if case .id(let direct) = references[position].match { found.append((position, direct)) } else if let id = try find(references[position]) {
                 found.append((position, id))
             }
         }
         guard let entries = try tree(EntityLayout.entries) else { return [:] }
         // Every header in one batched lookup: the descents advance together and their cache
-        // misses overlap (headers this transaction changed are read from memory instead).
-        let keyBuffer = EntityLayout.headerKeyBuffer(found.map(\.id))
-        let headers = try EntityLayout.withHeaderKeys(keyBuffer) { try transaction.get(keys: $0, in: entries) }
+        // misses overlap (headers this transaction changed are read from memory instead). Each
+        // record is built as its header is found, while the header's leaf is in the cache.
+        let headerKeys = EntityLayout.headerKeys(count: found.count) { found[$0].id }
         var results = names.map { ResultProperties($0) }
-        for (index, stored) in headers.enumerated() {
-            let (position, id) = found[index]
-            let record: EntityRecord?
-            if let pending = pendingHeader(id) {
-                record = try self.record(of: id, pending: pending, keys: names)
-            } else if let stored {
-                record = try stored.withUnsafeBytes { raw in
-                    if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
+        try headerKeys.withUnsafeBytes { headerKeys in
+            try transaction.forEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, stored in
+                let (position, id) = found[index]
+                let record: EntityRecord?
+                if let pending = pendingHeader(id) {
+                    record = try self.record(of: id, pending: pending, keys: names)
+                } else if let stored {
+                    record = try stored.withUnsafeBytes { raw in
+                        if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
+                    }
+                } else {
+                    record = nil
                 }
-            } else {
-                record = nil
+                if let record { result[references[position]] = record }
             }
-            if let record { result[references[position]] = record }
         }
         return result
     }
@@ -307,16 +312,18 @@ public class EntityReadContext {
         // An identifier needs no resolution: a missing or deleted entity has no entries.
         let direct: EntityID? = if case .id(let id) = reference.match { id } else { nil }
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
-        let prefix = EntityLayout.key(id, encodedName(key))
-        // The key's encoding ends with its terminator, a zero byte: the first key past the
-        // prefix's range has a one there.
-        var upper = prefix
-        upper[upper.count - 1] = 1
+        // Entity and key: the entries follow, one per datestamp and sequence, mostly in one leaf.
+        // The prefix is built on the stack: it lives for this call only.
+        let name = encodedName(key)
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
-        try transaction.scan(history, from: prefix, to: upper) { key, value in
-            entries.append(try Self.entry(key: key, value: value))
-            return true
+        try withUnsafeTemporaryAllocation(byteCount: 16 + name.count, alignment: 1) { prefix in
+            Swift.withUnsafeBytes(of: id.uuid) { UnsafeMutableRawBufferPointer(rebasing: prefix[..<16]).copyMemory(from: $0) }
+            name.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: prefix[16...]).copyMemory(from: $0) }
+            try transaction.forEachEntry(withPrefix: UnsafeRawBufferPointer(prefix), in: history) { key, value in
+                entries.append(try Self.entry(key: key, value: value))
+                return true
+            }
         }
         return entries
     }
@@ -342,12 +349,15 @@ public class EntityReadContext {
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {
-        let datestamp = try key.withUnsafeBytes { raw in
-            // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
-            guard raw.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(raw.count) bytes") }
-            return try EntityFixedWidth.orderedDate(raw, at: raw.count - 16)
-        }
-        return try value.withUnsafeBytes { try PropertyEntry.decodeBody($0, datestamp: datestamp) }
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try entry(key: key, value: $0) } }
+    }
+
+    /// The history entry stored under `key` with body `value`.
+    /// - Throws: `EntityError.corrupt` for a key too short to hold a datestamp, or a damaged body.
+    static func entry(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> PropertyEntry {
+        // The 8 bytes before the sequence (see `EntityLayout.historyDatestamp`).
+        guard key.count >= 32 else { throw EntityError.corrupt(reason: "history key of \(key.count) bytes") }
+        return try PropertyEntry.decodeBody(value, datestamp: try EntityFixedWidth.orderedDate(key, at: key.count - 16))
     }
 
     // MARK: Queries

@@ -53,9 +53,13 @@ extension PropertyEntry {
             if raw[2] == EntityValueCoding.stringTag, let string = EntityASCIIString.decode(wholeEncoding: UnsafeRawBufferPointer(rebasing: raw[3...])) {
                 return PropertyEntry(.string(string), datestamp: datestamp)
             }
-            // The next commonest, an unlabelled integer (the whole rest of the body).
-            if raw[2] == EntityValueCoding.intTag, raw.count == 3 + MemoryLayout<Int64>.size {
-                return PropertyEntry(.int(EntityFixedWidth.orderedInt(raw, at: 3)), datestamp: datestamp)
+            // The next commonest, an unlabelled integer or double (the whole rest of the body; a
+            // double that no writer produces goes on to the general decoder, which names it).
+            if raw.count == 3 + MemoryLayout<Int64>.size {
+                if raw[2] == EntityValueCoding.intTag { return PropertyEntry(.int(EntityFixedWidth.orderedInt(raw, at: 3)), datestamp: datestamp) }
+                if raw[2] == EntityValueCoding.doubleTag, let double = EntityFixedWidth.orderedDouble(raw, at: 3) {
+                    return PropertyEntry(.double(double), datestamp: datestamp)
+                }
             }
             var reader = OrderedKeyReader(UnsafeRawBufferPointer(rebasing: raw[2...]))
             return try decodeValue(from: &reader, datestamp: datestamp, label: nil)

@@ -100,18 +100,22 @@ struct RecordHeader: Equatable {
         return fields
     }
 
-    /// The fields before the current entries, and the offset where those begin.
+    /// The fields before the current entries, and the offset where those begin. Read at their
+    /// fixed offsets (status 0, created 1, modified 9, creation sequence 17, type label 25):
+    /// every read of an entity decodes them.
+    /// - Throws: `EntityError.corrupt` for a header cut short, an unknown status, a datestamp no
+    ///   writer produces, or a type label without its terminator.
     static func decodeFields(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String) throws -> (RecordHeader, Int) {
-        var reader = OrderedKeyReader(bytes)
-        let status = try reader.readByte(reading: "record status")
+        let typeStart = 25
+        guard bytes.count >= typeStart else { throw EntityError.corrupt(reason: "record header of \(bytes.count) bytes") }
+        let status = bytes[0]
         guard status <= 1 else { throw EntityError.corrupt(reason: "record status \(status)") }
-        let created = try reader.read(Date.self)
-        let modified = try reader.read(Date.self)
-        let sequence = try reader.readBigEndian(UInt64.self, reading: "creation sequence")
-        let typeStart = reader.offset
-        try reader.skipEscaped(reading: "type label")
-        let type = try typeName(UnsafeRawBufferPointer(rebasing: bytes[typeStart..<reader.offset]))
-        return (RecordHeader(isDeleted: status == 1, created: created, modified: modified, sequence: sequence, type: type), reader.offset)
+        let created = try EntityFixedWidth.orderedDate(bytes, at: 1)
+        let modified = try EntityFixedWidth.orderedDate(bytes, at: 9)
+        let sequence = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 17, as: UInt64.self))
+        let typeEnd = try WantedKeys.endOfName(bytes, from: typeStart, reading: "type label")
+        let type = try typeName(UnsafeRawBufferPointer(rebasing: bytes[typeStart..<typeEnd]))
+        return (RecordHeader(isDeleted: status == 1, created: created, modified: modified, sequence: sequence, type: type), typeEnd)
     }
 
     /// Shows each entry of a current-entries section, with the bytes it spans, to `visit`

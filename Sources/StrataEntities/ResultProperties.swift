@@ -44,7 +44,7 @@ struct ResultProperties {
     }
 
     /// Sets the value of key number `key` (each key at most once per record).
-    mutating func set(_ entry: PropertyEntry, forKey key: Int) {
+    mutating func set(_ entry: consuming PropertyEntry, forKey key: Int) {
         current.values[positions[key]] = entry
         if !isSet[key] {
             isSet[key] = true

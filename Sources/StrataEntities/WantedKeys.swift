@@ -135,9 +135,9 @@ struct WantedKeys {
     }
 
     /// The offset just past the ordered string that starts at `start` (its `00 00` terminator;
-    /// `00 FF` is an escaped zero inside it).
+    /// `00 FF` is an escaped zero inside it): a property key, or what `reading` names.
     /// - Throws: `EntityError.corrupt` for a missing terminator or another byte after a zero.
-    static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int) throws -> Int {
+    static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int, reading: StaticString = "property key") throws -> Int {
         var index = start
         let total = bytes.count
         while index + 1 < total {
@@ -148,9 +148,9 @@ struct WantedKeys {
             switch bytes[index + 1] {
             case 0x00: return index + 2
             case 0xFF: index += 2
-            case let next: throw EntityError.corrupt(reason: "property key with 0x00 followed by \(next)")
+            case let next: throw EntityError.corrupt(reason: "\(reading) with 0x00 followed by \(next)")
             }
         }
-        throw EntityError.corrupt(reason: "property key without its terminator")
+        throw EntityError.corrupt(reason: "\(reading) without its terminator")
     }
 }

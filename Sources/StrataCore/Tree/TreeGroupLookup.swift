@@ -60,16 +60,8 @@ extension Transaction {
     /// pages of the tree as it was, which a change may move or recycle. If it does, the lookups
     /// stop with `StrataError.misuse` before another page is read.
     public func forEachValue(of keys: [ByteView], in tree: Tree, _ found: (Int, ByteView?) throws -> Void) throws {
-        let record = trees[try state(of: tree)].record
-        // Every modification and the end of the transaction bump the counter (see `PageAccess`).
-        let stamp = access.modificationCount
         try keys.withUnsafeBufferPointer { keys in
-            try access.lookupEach(in: record, count: keys.count, key: { keys[$0].buffer }) { position, value in
-                try found(position, value)
-                guard access.modificationCount == stamp else {
-                    throw StrataError.misuse("the transaction was changed or ended inside forEachValue; collect the values first, then modify")
-                }
-            }
+            try forEachValue(count: keys.count, key: { keys[$0].buffer }, in: tree, found)
         }
     }
 }

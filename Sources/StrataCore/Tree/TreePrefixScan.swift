@@ -1,0 +1,51 @@
+import Glibc
+
+/// The entries whose keys start with one prefix, when there are few: one descent and a walk of
+/// the leaf it reaches, without the path array, bounds and per-entry views of a `TreeScan`. A
+/// property's history (entity and key, then a datestamp per entry) is such a range. When the
+/// range goes on past the leaf (or starts in the next one), the rest is read by a `TreeScan`
+/// from just past the last entry shown, so every entry is shown once, in key order.
+extension Transaction {
+    /// Calls `body` with the key and value of each entry of `tree` whose key starts with
+    /// `prefix`, in ascending key order, until it returns false. The buffers are valid during
+    /// the call only (copy them to keep them). `body` must not change the transaction: the walk
+    /// stops with `StrataError.misuse` before another page is read if it does.
+    ///
+    /// - Throws: what `scan` throws; what `body` throws (the walk stops).
+    public func forEachEntry(withPrefix prefix: UnsafeRawBufferPointer, in tree: Tree,
+                             _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let record = trees[try state(of: tree)].record
+        guard record.root != 0 else { return }
+        let stamp = access.modificationCount
+        let (leaf, start, _) = try access.descend(from: record.root, level: 1, depth: record.depth, towards: .key(prefix))
+        var index = start
+        while index < leaf.count {
+            let node = try leaf.leaf(index)
+            guard Self.hasPrefix(node.key, prefix) else { return }
+            let more: Bool
+            if node.isOverflow {
+                more = try access.overflowValue(node.overflowPage, length: node.valueLength).withUnsafeBytes { try body(node.key, $0) }
+            } else {
+                more = try body(node.key, UnsafeRawBufferPointer(start: node.payload, count: node.valueLength))
+            }
+            guard access.modificationCount == stamp else {
+                throw StrataError.misuse("the transaction was changed inside forEachEntry(withPrefix:); collect the entries first, then modify")
+            }
+            guard more else { return }
+            index += 1
+        }
+        // The leaf ended inside the range: the rest starts past the last key shown (that key
+        // followed by a zero byte is the least key after it), or at the prefix.
+        let lower = index > start ? Array(try leaf.leaf(index - 1).key) + [0] : Array(prefix)
+        try TreeScan(access: access, record: record, lower: lower, upper: nil, upperInclusive: false).forward { key, value in
+            guard Self.hasPrefix(key.buffer, prefix) else { return false }
+            return try body(key.buffer, value.buffer)
+        }
+    }
+
+    /// Whether `key` starts with `prefix`.
+    @inline(__always)
+    static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: UnsafeRawBufferPointer) -> Bool {
+        key.count >= prefix.count && (prefix.count == 0 || memcmp(key.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
+    }
+}
