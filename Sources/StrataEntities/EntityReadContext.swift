@@ -314,7 +314,7 @@ public class EntityReadContext {
         guard let id = try direct ?? find(reference), let history = try tree(EntityLayout.entries) else { return [] }
         // Entity and key: the entries follow, one per datestamp and sequence, mostly in one leaf.
         // The prefix is built on the stack: it lives for this call only.
-        let name = encodedName(key)
+        let name = try historyName(key)
         var entries: [PropertyEntry] = []
         entries.reserveCapacity(16)
         try withUnsafeTemporaryAllocation(byteCount: 16 + name.count, alignment: 1) { prefix in
@@ -332,9 +332,10 @@ public class EntityReadContext {
     /// nil when there was none. A removal entry has a nil value. After `compactHistory(before:)`
     /// dates before its cut-off see the newest entry kept from before it.
     public func entry(of reference: EntityReference, key: String, asOf date: Date) throws -> PropertyEntry? {
+        let name = try historyName(key)
         guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return nil }
-        let prefix = id.bytes + EntityLayout.encodedName(key)
-        let bound = EntityLayout.historyKey(id: id.bytes, name: EntityLayout.encodedName(key), datestamp: date, sequence: .max)
+        let prefix = id.bytes + name
+        let bound = EntityLayout.historyKey(id: id.bytes, name: name, datestamp: date, sequence: .max)
         var found: PropertyEntry?
         try transaction.scan(history, from: prefix, to: bound, upperInclusive: true, reverse: true) { key, value in
             found = try Self.entry(key: key, value: value)
@@ -346,6 +347,14 @@ public class EntityReadContext {
     /// The value property `key` had at `date` (nil when it had none or had been removed).
     public func value(of reference: EntityReference, key: String, asOf date: Date) throws -> EntityValue? {
         try entry(of: reference, key: key, asOf: date)?.value
+    }
+
+    /// The encoding of property `key` as the history ranges of an entity start with it.
+    /// - Throws: `EntityError.emptyName` for an empty key, which no write accepts: its encoding
+    ///   is the header's name, so its range would hold the header, not history entries.
+    private func historyName(_ key: String) throws -> [UInt8] {
+        guard !key.isEmpty else { throw EntityError.emptyName(what: "property key") }
+        return encodedName(key)
     }
 
     static func entry(key: ByteView, value: ByteView) throws -> PropertyEntry {

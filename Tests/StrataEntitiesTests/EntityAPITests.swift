@@ -137,6 +137,9 @@ struct Person: EntityKind {
             try await store.resolve([.new(long)])
         }
         await #expect(throws: EntityError.emptyName(what: "property key")) { try await store.set(["": 1], of: [ada]) }
+        // Reading an empty key is the same mistake, not damage: its prefix is the header's key.
+        await #expect(throws: EntityError.emptyName(what: "property key")) { _ = try await store.history(of: ada, key: "") }
+        await #expect(throws: EntityError.emptyName(what: "property key")) { _ = try await store.value(of: ada, key: "", asOf: Date()) }
         // Ambiguous reference: the count.
         try await store.resolve([.new("person", with: ["name": "Twin"]), .new("person", with: ["name": "Twin"]), .new("robot", with: ["name": "Twin"])])
         let afterTwins = store.database.generation
