@@ -172,12 +172,15 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     }
 
     /// Whether a unique index entry for `value` belongs to an identifier other than `idBytes`.
-    /// Entries of one value are the keys with its bytes as prefix, so the first key at or after
-    /// `value` is the only candidate.
+    /// Entries of one value are the keys with its bytes as prefix, so the first such key is the
+    /// only candidate (found without a descent when the last insert into the index went into its
+    /// leaf, see `WriteTransaction.withFirstKey(startingWith:in:_:)`).
     private func isTaken(_ value: [UInt8], byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
-        try write.withFirstKey(atOrAfter: value, in: tree) { key in
-            guard let key, key.starts(with: value) else { return false }
-            return !key.dropFirst(value.count).elementsEqual(idBytes)
+        try value.withUnsafeBytes { value in
+            try write.withFirstKey(startingWith: value, in: tree) { key in
+                guard let key else { return false }
+                return !UnsafeRawBufferPointer(rebasing: key[value.count...]).elementsEqual(idBytes)
+            }
         }
     }
 
