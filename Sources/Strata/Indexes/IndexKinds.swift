@@ -79,7 +79,9 @@ enum SingleValueIndex {
         let property = PropertyReader(keyPath)
         return IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { instance in
             property.read(instance).orderedKeyBytes
-        }, same: sameOrderedKey(property))
+        }, same: sameOrderedKey(property), appendSingle: { instance, writer in
+            property.read(instance).encodeOrderedKey(into: &writer)
+        })
     }
 
     static func composite<Instance, each Part: OrderedKey>(_ kind: IndexKind, _ parts: repeat KeyPath<Instance, each Part> & Sendable)
