@@ -221,6 +221,43 @@ import StrataTestFixtures
         #expect(try books.load("lost-299", from: \.isbn) == lost[299])
         #expect(try books.check().problems.isEmpty)
     }
+
+    /// New instances write their single index values straight into the write's key buffer
+    /// (`WriteScratch.appendValue`). Inserts refused by a unique clash in the middle of a batch
+    /// (in savepoints, so the batch goes on) write no entry of theirs, the value in the error is
+    /// the clashing one, and the entries of the inserts around them are exact.
+    @Test func insertsRefusedMidBatchWriteNothing() throws {
+        let store = try Store.inMemory()
+        let books = try store.datastore(BookFormat.self)
+        var accepted: [Book] = []
+        var refused: [Book] = []
+        try store.write { tx in
+            for index in 0..<200 {
+                let clashes = index % 10 == 9
+                let book = Book(title: "T \(index)", authors: ["A\(index % 4)"], isbn: clashes ? "isbn-\(index - 1)" : "isbn-\(index)",
+                                shelf: index % 6)
+                do {
+                    try tx.savepoint { try tx[books].insert(book) }
+                    accepted.append(book)
+                } catch DatastoreError.uniqueIndexViolation(let datastore, let index, let value) {
+                    #expect(clashes && datastore == "books" && index == "isbn" && value == "\"\(book.isbn)\"")
+                    refused.append(book)
+                }
+            }
+        }
+        #expect(accepted.count == 180 && refused.count == 20)
+        for book in accepted {
+            #expect(try books.load(book.id) == book)
+            #expect(try books.load(book.isbn, from: \.isbn) == book)
+            #expect(try books.loadAll(book.title, from: \.title).map(\.id) == [book.id])
+        }
+        for book in refused {
+            #expect(try books.load(book.id) == nil)
+            #expect(try books.loadAll(book.title, from: \.title).isEmpty)
+            #expect(try books.load(book.isbn, from: \.isbn)?.id != book.id)
+        }
+        #expect(try books.check().problems.isEmpty)
+    }
 }
 
 private extension Book {

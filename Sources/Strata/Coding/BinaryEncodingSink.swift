@@ -16,12 +16,19 @@ final class BinaryEncodingSink {
     @exclusivity(unchecked) private(set) var frames: [BinaryEncodingFrame] = []
     @exclusivity(unchecked) private var nextFrameID: UInt32 = 0
     @exclusivity(unchecked) private(set) var deferredError: EncodingError?
+    /// The keyed container boxes of this sink's encodes (see `BinaryKeyedEncodingContainerCache`).
+    let keyedContainers = BinaryKeyedEncodingContainerCache.allocate()
 
     /// `prefix` is copied to the start of the output (see `BinaryInstanceEncoder.encode(_:after:)`).
     init(prefix: [UInt8]) {
         output = BinaryOutputBuffer(capacity: prefix.count + 240)
         output.append(prefix)
         frames.reserveCapacity(8)
+    }
+
+    deinit {
+        // Freed only when no cached container is alive (`BinaryEncodingSinkCache.recycle`).
+        keyedContainers.deallocate()
     }
 
     /// Makes a finished sink as good as `init(prefix:)`, keeping its storage. Only called on a

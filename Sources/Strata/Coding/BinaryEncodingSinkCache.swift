@@ -11,7 +11,10 @@ import Glibc
 ///   fresh sink: a sink is never used by two encodes at once.
 /// - `recycle` only caches a sink nothing else references (`isKnownUniquelyReferenced`). A
 ///   container or encoder that escaped its `encode(to:)` keeps its sink out of the cache, so
-///   misuse can never write into a later encode's output.
+///   misuse can never write into a later encode's output. A cached keyed container holds its
+///   sink unretained, so one that escaped is found by its box instead
+///   (`BinaryKeyedEncodingContainerCache.allBoxesIdle`), and its sink is kept alive for good:
+///   neither reused nor freed under it.
 /// - Sinks whose buffer grew past `maximumCachedCapacity` are dropped, bounding what an idle
 ///   thread holds. A thread's cached sink is released when the thread exits.
 enum BinaryEncodingSinkCache {
@@ -38,6 +41,12 @@ enum BinaryEncodingSinkCache {
 
     /// Offers a finished sink back to this thread's slot (see the invariants above).
     static func recycle(_ sink: inout BinaryEncodingSink) {
+        // A cached keyed container that escaped its `encode(to:)` refers to the sink unretained:
+        // the sink is kept alive for good (never reused, never freed) rather than left dangling.
+        guard sink.keyedContainers.allBoxesIdle() else {
+            _ = Unmanaged.passRetained(sink)
+            return
+        }
         guard let slot, isKnownUniquelyReferenced(&sink), sink.output.capacity <= maximumCachedCapacity,
               pthread_getspecific(slot) == nil else { return }
         let retained = Unmanaged.passRetained(sink)

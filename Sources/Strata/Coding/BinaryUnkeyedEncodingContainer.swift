@@ -30,7 +30,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer, BinaryPrimitive
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        KeyedEncodingContainer(BinaryKeyedEncodingContainer<NestedKey>(sink: sink, handle: openNestedSlot(content: .keyed)))
+        BinaryKeyedEncodingContainer<NestedKey>.make(sink: sink, handle: openNestedSlot(content: .keyed))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

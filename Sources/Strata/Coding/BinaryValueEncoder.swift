@@ -11,7 +11,7 @@ struct BinaryValueEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         sink.openContainer(.keyed, at: handle)
-        return KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(sink: sink, handle: handle))
+        return BinaryKeyedEncodingContainer<Key>.make(sink: sink, handle: handle)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -57,14 +57,14 @@ extension Optional: OrderedKeyExactEquality where Wrapped: OrderedKeyExactEquali
 }
 
 extension SingleValueIndex {
-    /// How an update tells that `keyPath`'s value is unchanged without encoding it, for key types
+    /// How an update tells that the property's value is unchanged without encoding it, for key types
     /// whose `==` is known to agree with their keys (nil for others: they are compared encoded).
     @usableFromInline
-    static func sameOrderedKey<Instance, Value: OrderedKey>(_ keyPath: KeyPath<Instance, Value> & Sendable) -> ((Instance, Instance) -> Bool)? {
+    static func sameOrderedKey<Instance, Value: OrderedKey>(_ property: PropertyReader<Instance, Value>) -> ((Instance, Instance) -> Bool)? {
         guard let exact = Value.self as? any OrderedKeyExactEquality.Type else { return nil }
         func comparison<Exact: OrderedKeyExactEquality>(_: Exact.Type) -> ((Instance, Instance) -> Bool)? {
-            guard let path = keyPath as? KeyPath<Instance, Exact> else { return nil }
-            return { first, second in first[keyPath: path].hasSameOrderedKey(as: second[keyPath: path]) }
+            guard let property = property as? PropertyReader<Instance, Exact> else { return nil }
+            return { first, second in property.read(first).hasSameOrderedKey(as: property.read(second)) }
         }
         return comparison(exact)
     }

@@ -18,6 +18,17 @@ public struct OrderedKeyWriter: Sendable {
         bytes.removeAll(keepingCapacity: true)
     }
 
+    /// A writer with no storage of its own yet, to be handed a buffer by `swapBytes(with:)`.
+    init(lendingTo _: Void) {
+        bytes = []
+    }
+
+    /// Exchanges the bytes written with `other`'s, without copying: a write path appends a key
+    /// to a buffer it reuses by swapping the buffer in, writing, and swapping it back.
+    mutating func swapBytes(with other: inout [UInt8]) {
+        swap(&bytes, &other)
+    }
+
     /// Appends one raw byte (fixed width, hence self-delimiting when the reader knows the width).
     public mutating func writeByte(_ byte: UInt8) {
         bytes.append(byte)

@@ -118,6 +118,20 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
         for position in 0..<targets.count {
             let target = targets[position]
             let definition = Self.definition(of: target)
+            if isNew, let appendValue = definition.appendSingleValue {
+                // A new instance's one value per index is written straight into the reused key
+                // buffer, with no array of its own; nothing is removed, the value is checked.
+                let tree = try trees.index(at: position, named: target.tree, in: writeContext)
+                let value = scratch.appendValue { appendValue(instance, &$0) }
+                if target.isUnique, try scratch.keys.withUnsafeBytes({
+                    try isTaken(UnsafeRawBufferPointer(rebasing: $0[value]), byOtherThan: idBytes, in: tree)
+                }) {
+                    throw DatastoreError.uniqueIndexViolation(datastore: F.name, index: target.name,
+                                                              value: definition.describe(Array(scratch.keys[value])))
+                }
+                scratch.appendAddition(ofValueAt: value, idBytes, position: position, isDirect: target.isDirect)
+                continue
+            }
             let diff: IndexValueDiff?
             if let single = definition.singleValue {
                 if !isNew, let same = definition.sameSingleValue, same(instance, old) {
@@ -172,12 +186,17 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     }
 
     /// Whether a unique index entry for `value` belongs to an identifier other than `idBytes`.
-    /// Entries of one value are the keys with its bytes as prefix, so the first key at or after
-    /// `value` is the only candidate.
+    /// Entries of one value are the keys with its bytes as prefix, so the first such key is the
+    /// only candidate (found without a descent when the last insert into the index went into its
+    /// leaf, see `WriteTransaction.withFirstKey(startingWith:in:_:)`).
     private func isTaken(_ value: [UInt8], byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
-        try write.withFirstKey(atOrAfter: value, in: tree) { key in
-            guard let key, key.starts(with: value) else { return false }
-            return !key.dropFirst(value.count).elementsEqual(idBytes)
+        try value.withUnsafeBytes { try isTaken($0, byOtherThan: idBytes, in: tree) }
+    }
+
+    private func isTaken(_ value: UnsafeRawBufferPointer, byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
+        try write.withFirstKey(startingWith: value, in: tree) { key in
+            guard let key else { return false }
+            return !UnsafeRawBufferPointer(rebasing: key[value.count...]).elementsEqual(idBytes)
         }
     }
 

@@ -113,6 +113,24 @@ struct WriteScratch {
         change.added.forEach { append($0, idBytes, position: position, isRemoval: false, isDirect: isDirect) }
     }
 
+    /// Writes a value at the end of `keys` with `write` (no array of its own); returns where its
+    /// bytes are. `appendAddition(ofValueAt:…)` completes it into an added entry's key.
+    mutating func appendValue(_ write: (inout OrderedKeyWriter) -> Void) -> Range<Int> {
+        var writer = OrderedKeyWriter(lendingTo: ())
+        writer.swapBytes(with: &keys)
+        let start = writer.bytes.count
+        write(&writer)
+        writer.swapBytes(with: &keys)
+        return start..<keys.count
+    }
+
+    /// Records the addition to the index at `position` of the entry whose value `appendValue`
+    /// just wrote at `value` (the last bytes of `keys`): its key is that value then `idBytes`.
+    mutating func appendAddition(ofValueAt value: Range<Int>, _ idBytes: [UInt8], position: Int, isDirect: Bool) {
+        keys.append(contentsOf: idBytes)
+        entries.append(IndexEntryChange(indexPosition: position, isRemoval: false, isDirect: isDirect, keyStart: value.lowerBound, keyEnd: keys.count))
+    }
+
     private mutating func append(_ value: [UInt8], _ idBytes: [UInt8], position: Int, isRemoval: Bool, isDirect: Bool) {
         let start = keys.count
         keys.append(contentsOf: value)

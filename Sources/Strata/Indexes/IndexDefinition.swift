@@ -32,6 +32,9 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     /// whether two instances hold values with identical encodings, told without encoding them
     /// where `==` decides it. An update tells an unchanged value this way.
     let sameSingleValue: ((Instance, Instance) -> Bool)?
+    /// `singleValue` written at the end of a writer's bytes instead of into an array of its own
+    /// (the insert path appends it to its reused key buffer: no allocation per index). Same bytes.
+    let appendSingleValue: ((Instance, inout OrderedKeyWriter) -> Void)?
     private let describeValue: ([UInt8]) -> String?
 
     /// `valueTypeName` is how descriptors name the value type (default: the type's name).
@@ -44,6 +47,7 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
         self.extract = extract
         singleValue = nil
         sameSingleValue = nil
+        appendSingleValue = nil
         describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
 
@@ -51,13 +55,15 @@ public final class IndexDefinition<Instance>: @unchecked Sendable {
     /// compares between two instances without encoding them).
     @usableFromInline
     init<Value: OrderedKey>(kind: IndexKind, path: String, valueType: Value.Type, valueTypeName: String? = nil,
-                            single: @escaping (Instance) -> [UInt8], same: ((Instance, Instance) -> Bool)? = nil) {
+                            single: @escaping (Instance) -> [UInt8], same: ((Instance, Instance) -> Bool)? = nil,
+                            appendSingle: ((Instance, inout OrderedKeyWriter) -> Void)? = nil) {
         self.kind = kind
         self.path = path
         self.valueType = valueTypeName ?? "\(Value.self)"
         extract = { [single($0)] }
         singleValue = single
         sameSingleValue = same
+        appendSingleValue = appendSingle
         describeValue = { bytes in (try? Value(orderedKeyBytes: bytes)).map { String(reflecting: $0) } }
     }
 

@@ -75,9 +75,13 @@ public struct ManyToOneIndexRepresentation<Instance, Value: OrderedKey>: UniqueI
 enum SingleValueIndex {
     @inlinable
     static func definition<Instance, Value: OrderedKey>(_ kind: IndexKind, _ keyPath: KeyPath<Instance, Value> & Sendable) -> IndexDefinition<Instance> {
-        IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { [keyPath] instance in
-            instance[keyPath: keyPath].orderedKeyBytes
-        }, same: sameOrderedKey(keyPath))
+        // The value is read by its offset where the key path names stored inline storage (see `PropertyReader`).
+        let property = PropertyReader(keyPath)
+        return IndexDefinition(kind: kind, path: describe(keyPath), valueType: Value.self, single: { instance in
+            property.read(instance).orderedKeyBytes
+        }, same: sameOrderedKey(property), appendSingle: { instance, writer in
+            property.read(instance).encodeOrderedKey(into: &writer)
+        })
     }
 
     static func composite<Instance, each Part: OrderedKey>(_ kind: IndexKind, _ parts: repeat KeyPath<Instance, each Part> & Sendable)

@@ -19,7 +19,7 @@ final class LMDBBookStore: BookStore {
     init(path: String, durability: BookDurability) {
         mkdir(path, 0o755)
         LMDB.check(mdb_env_create(&env), "mdb_env_create")
-        LMDB.check(mdb_env_set_mapsize(env, 64 << 30), "mdb_env_set_mapsize")
+        LMDB.check(mdb_env_set_mapsize(env, LMDBStore.mapSize), "mdb_env_set_mapsize")
         LMDB.check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
         LMDB.check(mdb_env_open(env, path, durability == .full ? 0 : UInt32(MDB_NOSYNC), 0o644), "mdb_env_open \(path)")
         var txn: OpaquePointer?

@@ -5,7 +5,12 @@ import StrataBenchKit
 
 final class LMDBStore: KVStore {
     static let kind: EngineKind = "lmdb"
-    static let mapSize = 64 << 30
+    /// 64 GiB, or `PEER_LMDB_MAP_SIZE_MIB` MiB (valgrind cannot reserve 64 GiB: mdb_env_open
+    /// fails with EINVAL under callgrind, so instruction counts need a smaller map).
+    static let mapSize: Int = {
+        if let text = getenv("PEER_LMDB_MAP_SIZE_MIB"), let mebibytes = Int(String(cString: text)), mebibytes > 0 { return mebibytes << 20 }
+        return 64 << 30
+    }()
 
     private var env: OpaquePointer?
     private var txn: OpaquePointer?
