@@ -35,6 +35,10 @@ import Testing
 
     @Test func getOrCreateByIdentifierCreatesOnce() throws {
         let store = try EntityStore.inMemory()
+        // Another entity first, so the `entries` tree exists and the set by identifier reads
+        // (and finds nothing) through `valueForReplacing` instead of returning early.
+        let other = EntityReference.new("item", with: ["n": 0])
+        let otherID = try #require(try store.writeNow { try $0.resolve([other])[other] })
         let id = EntityID()
         let reference = EntityReference.id(id).createIfMissing(as: "item")
         try store.writeNow { tx in
@@ -42,10 +46,18 @@ import Testing
             try tx.set(["b": 2], of: [reference])
             #expect(tx.createdEntities == [id])
         }
+        // A later transaction reads the created entity's stored header through `valueForReplacing`.
+        try store.writeNow { tx in
+            try tx.set(["a": 3], of: [.id(id)])
+            try tx.set(["c": 4], of: [reference])
+            #expect(tx.createdEntities.isEmpty, "an existing identifier is not created again")
+        }
         let record = try store.readNow { try $0.record(.id(id)) }
         #expect(record?.type == "item")
-        #expect(try record?.value("a", as: Int.self) == 1)
+        #expect(try record?.value("a", as: Int.self) == 3)
         #expect(try record?.value("b", as: Int.self) == 2)
+        #expect(try record?.value("c", as: Int.self) == 4)
+        #expect(try store.readNow { try $0.value("n", of: .id(otherID), as: Int.self) } == 0)
     }
 
     @Test func manySetsOfManyEntitiesInOneTransactionAllLand() throws {
