@@ -21,7 +21,7 @@ import Testing
         try store.writeNow { tx in _ = try tx.delete([.id(goneID)]) }
         let generation = store.database.generation
         for missing in [EntityID(), goneID] {
-            #expect(throws: EntityError.self) {
+            #expect(throws: EntityError.unresolvedReference(reference: EntityReference.id(missing).description)) {
                 try store.writeNow { tx in
                     try tx.set(["n": 10], of: [.id(keptID)])
                     try tx.set(["n": 3], of: [.id(missing)])
