@@ -109,10 +109,7 @@ public final class EntityWriteContext: EntityReadContext {
     private func readHeaderForWriting(_ id: EntityID) throws {
         guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
               let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
-        // The header key (`EntityLayout.headerKey`: the id, then `headerName`, two zero bytes) on the stack.
-        let key = (id.uuid.uuid, UInt16(0))
-        assert(EntityLayout.headerName == [0, 0] && MemoryLayout.size(ofValue: key) == 18)
-        guard let stored = try withUnsafeBytes(of: key, { try write.valueForReplacing($0, in: entries) }) else {
+        guard let stored = try EntityLayout.withHeaderKey(id, { try write.valueForReplacing($0, in: entries) }) else {
             absent.insert(id)
             return
         }
@@ -245,21 +242,16 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// The key and value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
+    /// The value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
     @exclusivity(unchecked) private var headerBytes: [UInt8] = []
 
     /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
     /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
     private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
         headerBytes.removeAll(keepingCapacity: true)
-        headerBytes.appendID(id)
-        headerBytes.appendBytes(EntityLayout.headerName)
-        let keyEnd = headerBytes.count
         // In place (`inout`): reading the entity out of the table would copy it.
         guard Self.encodeIfChanged(&known.values[slot], into: &headerBytes) else { return }
-        _ = try headerBytes.withUnsafeBytes { raw in
-            try write.put(UnsafeRawBufferPointer(rebasing: raw[..<keyEnd]), UnsafeRawBufferPointer(rebasing: raw[keyEnd...]), in: entries)
-        }
+        _ = try EntityLayout.withHeaderKey(id) { key in try headerBytes.withUnsafeBytes { try write.put(key, $0, in: entries) } }
     }
 
     /// Whether the entity is live (not deleted); `inout` only to read it in place.
@@ -795,7 +787,7 @@ public final class EntityWriteContext: EntityReadContext {
         // Every entry but the header (rewritten as deleted at the end of the transaction).
         if let entries = try tree(EntityLayout.entries) {
             var keys: [[UInt8]] = []
-            try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
+            try write.scan(entries, from: EntityLayout.headerKey(id) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
             for key in keys { try write.delete(key, in: entries) }
         }
         try write.delete(EntityLayout.typeKey(header.type, sequence: header.sequence), in: try writableTree(EntityLayout.types))
