@@ -90,13 +90,24 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
+    /// Whether this transaction found `id` to have no header (see `absent`).
+    private func isKnownAbsent(_ id: EntityID) -> Bool {
+        // Most transactions never meet a missing identifier: skip hashing for the empty set.
+        !absent.isEmpty && absent.contains(id)
+    }
+
+    /// Remembers what the first read of `id`'s stored header found: the header in `known`, or
+    /// nothing in `absent`.
+    private func noteStored(_ header: RecordHeader?, of id: EntityID) {
+        if let header { addKnown(KnownEntity(header: header, headerChanged: false), of: id) } else { absent.insert(id) }
+    }
+
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let slot = knownSlot(id) { return known.values[slot].header }
-        // Most transactions never meet a missing identifier: skip hashing for the empty set.
-        if !absent.isEmpty && absent.contains(id) { return nil }
+        if isKnownAbsent(id) { return nil }
         // Not `super.header`: it would look this transaction's headers up again (`pendingHeader`).
         let header = try storedHeader(id)
-        if let header { addKnown(KnownEntity(header: header, headerChanged: false), of: id) } else { absent.insert(id) }
+        noteStored(header, of: id)
         return header
     }
 
@@ -107,14 +118,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// for entities about to be written: the leaf is copied (and written at commit) even if
     /// nothing changes in it.
     private func readHeaderForWriting(_ id: EntityID) throws {
-        guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
+        guard knownSlot(id) == nil, !isKnownAbsent(id),
               let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
-        guard let stored = try EntityLayout.withHeaderKey(id, { try write.valueForReplacing($0, in: entries) }) else {
-            absent.insert(id)
-            return
-        }
-        let header = try stored.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
-        addKnown(KnownEntity(header: header, headerChanged: false), of: id)
+        let stored = try EntityLayout.withHeaderKey(id) { try write.valueForReplacing($0, in: entries) }
+        noteStored(try stored.map { try $0.withUnsafeBytes { try RecordHeader($0, typeName: typeName) } }, of: id)
     }
 
     /// The position of `id` in `known`, reading its header if this transaction has not yet.

@@ -241,16 +241,7 @@ struct RecordHeader: Equatable {
 
     /// Shows the current entry of property `name` (nil when it has none) to `body`.
     func withCurrentEntry<Result>(named name: [UInt8], _ body: (StoredEntry?) throws -> Result) throws -> Result {
-        try entryBytes.withUnsafeBytes { raw in
-            let (span, found) = try name.withUnsafeBytes { try Self.locate($0, in: raw) }
-            guard found else { return try body(nil) }
-            var entry: StoredEntry?
-            try Self.visitEntries(UnsafeRawBufferPointer(rebasing: raw[span])) { stored, _ in
-                entry = stored
-                return false
-            }
-            return try body(entry)
-        }
+        try withCurrentEntry(at: locateCurrent(named: name), body)
     }
 
     /// Makes `entry` the current entry of its property.
