@@ -255,21 +255,17 @@ public final class EntityWriteContext: EntityReadContext {
     /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
     /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
     private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
+        guard known.values[slot].headerChanged else { return }
         headerBytes.removeAll(keepingCapacity: true)
         // In place (`inout`): reading the entity out of the table would copy it.
-        guard Self.encodeIfChanged(&known.values[slot], into: &headerBytes) else { return }
+        Self.encode(&known.values[slot], into: &headerBytes)
         _ = try EntityLayout.withHeaderKey(id) { key in try headerBytes.withUnsafeBytes { try write.put(key, $0, in: entries) } }
     }
 
-    /// Whether the entity is live (not deleted); `inout` only to read it in place.
-    private static func isLive(_ entity: inout KnownEntity) -> Bool { !entity.header.isDeleted }
-
-    /// Appends the entity's header to `bytes` and marks it written, if it changed; returns whether.
-    private static func encodeIfChanged(_ entity: inout KnownEntity, into bytes: inout [UInt8]) -> Bool {
-        guard entity.headerChanged else { return false }
+    /// Appends the entity's header to `bytes` and marks it written.
+    private static func encode(_ entity: inout KnownEntity, into bytes: inout [UInt8]) {
         entity.headerChanged = false
         entity.header.encode(into: &bytes)
-        return true
     }
 
     /// `values` entries this transaction added and has not written yet, as key and value bytes in
@@ -527,7 +523,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try readHeaderForWriting(direct)
                 // What `require` would find (an identifier resolves to itself when its entity is
                 // live), without copying the header out of the table.
-                if let slot = knownSlot(direct), Self.isLive(&known.values[slot]) { id = direct } else { id = try require(reference) }
+                if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
             } else {
                 id = try require(reference)
             }
@@ -650,13 +646,15 @@ public final class EntityWriteContext: EntityReadContext {
         if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
     }
 
-    /// The current entry a new entry supersedes, as `stage` needs it (`body` only for a value that may refer to entities).
+    /// The key's current entry before a new one (superseded if the new one is current), as
+    /// `stage` needs it (`body` only for a value that may refer to entities).
     private typealias SupersededEntry = (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)
 
     /// Notes in `entity` a new entry of key `name` (number `number` of the key table): makes it
     /// the current entry (in the header, which is then written after the operation is done with
-    /// the entity) unless a newer datestamp exists. Returns the entry it superseded and whether
-    /// it is current. `isNew`: the key has no entry yet.
+    /// the entity) unless a newer datestamp exists. Returns the key's current entry before this
+    /// one (the entry it superseded when it is current; otherwise the newer entry that stays
+    /// current) and whether it is current. `isNew`: the key has no entry yet.
     private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
                                   body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
         // The previous current entry, read before the header changes: its datestamp decides
@@ -674,7 +672,7 @@ public final class EntityWriteContext: EntityReadContext {
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
         if isCurrent {
-            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
+            entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
             if datestamp > entity.header.modified { entity.header.modified = datestamp }
             entity.headerChanged = true
         }

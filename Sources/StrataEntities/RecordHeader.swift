@@ -263,7 +263,7 @@ struct RecordHeader: Equatable {
     /// when the entry it replaces has the same length (a value replaced by one of the same kind
     /// and size, the common change), appended when its key sorts last, spliced otherwise.
     mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer,
-                             at located: (span: Range<Int>, found: Bool)) throws {
+                             at located: (span: Range<Int>, found: Bool)) {
         let (span, found) = located
         let isInline = body.count <= Self.inlineBodyLimit
         let length = name.count + 17 + (isInline ? 4 + body.count : 0)

@@ -16,7 +16,7 @@ import Testing
             entry.encodeBody(into: &body)
             let name = EntityLayout.encodedName(key)
             let located = try header.locateCurrent(named: name)
-            try body.bytes.withUnsafeBytes { try header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: $0, at: located) }
+            body.bytes.withUnsafeBytes { header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: $0, at: located) }
         }
         return header
     }

@@ -67,7 +67,7 @@ import Testing
                 if let stored = model[key] {
                     #expect(previous?.2 == (stored.body.count <= RecordHeader.inlineBodyLimit ? stored.body : nil), "\(context)")
                 }
-                try body.withUnsafeBytes { try header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: $0, at: located) }
+                body.withUnsafeBytes { header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: $0, at: located) }
                 model[key] = (entry.datestamp, sequence, body)
                 try Self.expectMatches(header, model, context)
             }
