@@ -89,8 +89,9 @@ import Testing
         let (store, a, b) = try Self.twoEntities()
         try store.writeNow { tx in
             try tx.set(["n": 10], of: [.id(a)])
-            // Reading `b` adds it to the transaction's known entities.
-            #expect(try tx.value("n", of: .id(b), as: Int.self) == 2)
+            // Resolving `b` for a read (`find`, its header lookup) adds it to the transaction's
+            // known entities; a record read would not (it reads headers in a batch).
+            #expect(try tx.value(of: .id(b), key: "n", asOf: .distantFuture) == .int(2))
             try tx.set(["n": 20], of: [.id(a)])
             try tx.set(["m": 30], of: [.id(b)])
             try tx.set(["m": 40], of: [.id(a)])
