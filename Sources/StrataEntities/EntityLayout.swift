@@ -54,7 +54,11 @@ import StrataCore
 enum EntityLayout {
     static let entries = "entities.entries"
     /// The key part naming the header (the ordered encoding of "").
-    static let headerName: [UInt8] = [0, 0]
+    static let headerName: [UInt8] = [headerNamePair.0, headerNamePair.1]
+    /// `headerName` as the fixed pair the header key ends with (`withHeaderKey`).
+    private static let headerNamePair: (UInt8, UInt8) = (0, 0)
+    /// A header key's bytes in memory: the identifier, then `headerName`; bytes only, so no padding.
+    private typealias HeaderKey = (id: uuid_t, name: (UInt8, UInt8))
     static let types = "entities.types"
     static let values = "entities.values"
     static let references = "entities.references"
@@ -107,9 +111,16 @@ enum EntityLayout {
         return writer.bytes
     }
 
-    static func headerKey(_ id: [UInt8]) -> [UInt8] { id + headerName }
+    /// Shows the header key of `id` (`headerKeyWidth` bytes: the identifier, then `headerName`),
+    /// built on the stack, to `body`. Every header key is built here (`headerKey`, `headerKeys`,
+    /// the write path's lookups and puts).
+    @inline(__always)
+    static func withHeaderKey<Result>(_ id: EntityID, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let key: HeaderKey = (id.uuid.uuid, headerNamePair)
+        return try Swift.withUnsafeBytes(of: key, body)
+    }
 
-    static func headerKey(_ id: EntityID) -> [UInt8] { key(id, headerName) }
+    static func headerKey(_ id: EntityID) -> [UInt8] { withHeaderKey(id) { Array($0) } }
 
     /// The 16 bytes of `id` followed by `suffix`, in one allocation.
     static func key(_ id: EntityID, _ suffix: [UInt8]) -> [UInt8] {
@@ -121,20 +132,18 @@ enum EntityLayout {
     }
 
     /// The width of every header key: an identifier and `headerName`.
-    static let headerKeyWidth = 16 + headerName.count
+    static let headerKeyWidth = MemoryLayout<HeaderKey>.size
 
     /// The header keys of `count` identifiers (`id(n)` for n in `0..<count`), one after the other
     /// in one buffer of `count * headerKeyWidth` bytes: the keys of a batched lookup
     /// (`Transaction.forEachValue(ofKeysIn:width:in:_:)`), built in one allocation.
     static func headerKeys(count: Int, id: (Int) -> EntityID) -> [UInt8] {
         let width = headerKeyWidth
-        let name = headerName
         return [UInt8](unsafeUninitializedCapacity: count * width) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             for index in 0..<count {
                 let start = index * width
-                Swift.withUnsafeBytes(of: id(index).uuid) { UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + 16)]).copyMemory(from: $0) }
-                for offset in 0..<name.count { raw[start + 16 + offset] = name[offset] }
+                withHeaderKey(id(index)) { UnsafeMutableRawBufferPointer(rebasing: raw[start..<(start + width)]).copyMemory(from: $0) }
             }
             initialized = count * width
         }

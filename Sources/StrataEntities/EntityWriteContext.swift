@@ -90,13 +90,24 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
+    /// Whether this transaction found `id` to have no header (see `absent`).
+    private func isKnownAbsent(_ id: EntityID) -> Bool {
+        // Most transactions never meet a missing identifier: skip hashing for the empty set.
+        !absent.isEmpty && absent.contains(id)
+    }
+
+    /// Remembers what the first read of `id`'s stored header found: the header in `known`, or
+    /// nothing in `absent`.
+    private func noteStored(_ header: RecordHeader?, of id: EntityID) {
+        if let header { addKnown(KnownEntity(header: header, headerChanged: false), of: id) } else { absent.insert(id) }
+    }
+
     override func header(_ id: EntityID) throws -> RecordHeader? {
         if let slot = knownSlot(id) { return known.values[slot].header }
-        // Most transactions never meet a missing identifier: skip hashing for the empty set.
-        if !absent.isEmpty && absent.contains(id) { return nil }
+        if isKnownAbsent(id) { return nil }
         // Not `super.header`: it would look this transaction's headers up again (`pendingHeader`).
         let header = try storedHeader(id)
-        if let header { addKnown(KnownEntity(header: header, headerChanged: false), of: id) } else { absent.insert(id) }
+        noteStored(header, of: id)
         return header
     }
 
@@ -107,17 +118,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// for entities about to be written: the leaf is copied (and written at commit) even if
     /// nothing changes in it.
     private func readHeaderForWriting(_ id: EntityID) throws {
-        guard knownSlot(id) == nil, absent.isEmpty || !absent.contains(id),
+        guard knownSlot(id) == nil, !isKnownAbsent(id),
               let entries = try writableEntries ?? tree(EntityLayout.entries) else { return }
-        // The header key (`EntityLayout.headerKey`: the id, then `headerName`, two zero bytes) on the stack.
-        let key = (id.uuid.uuid, UInt16(0))
-        assert(EntityLayout.headerName == [0, 0] && MemoryLayout.size(ofValue: key) == 18)
-        guard let stored = try withUnsafeBytes(of: key, { try write.valueForReplacing($0, in: entries) }) else {
-            absent.insert(id)
-            return
-        }
-        let header = try stored.withUnsafeBytes { try RecordHeader($0, typeName: typeName) }
-        addKnown(KnownEntity(header: header, headerChanged: false), of: id)
+        let stored = try EntityLayout.withHeaderKey(id) { try write.valueForReplacing($0, in: entries) }
+        noteStored(try stored.map { try $0.withUnsafeBytes { try RecordHeader($0, typeName: typeName) } }, of: id)
     }
 
     /// The position of `id` in `known`, reading its header if this transaction has not yet.
@@ -245,32 +249,23 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// The key and value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
+    /// The value of the header being put (`putHeaderIfChanged`), one buffer reused for all.
     @exclusivity(unchecked) private var headerBytes: [UInt8] = []
 
     /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
     /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
     private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
+        guard known.values[slot].headerChanged else { return }
         headerBytes.removeAll(keepingCapacity: true)
-        headerBytes.appendID(id)
-        headerBytes.appendBytes(EntityLayout.headerName)
-        let keyEnd = headerBytes.count
         // In place (`inout`): reading the entity out of the table would copy it.
-        guard Self.encodeIfChanged(&known.values[slot], into: &headerBytes) else { return }
-        _ = try headerBytes.withUnsafeBytes { raw in
-            try write.put(UnsafeRawBufferPointer(rebasing: raw[..<keyEnd]), UnsafeRawBufferPointer(rebasing: raw[keyEnd...]), in: entries)
-        }
+        Self.encode(&known.values[slot], into: &headerBytes)
+        _ = try EntityLayout.withHeaderKey(id) { key in try headerBytes.withUnsafeBytes { try write.put(key, $0, in: entries) } }
     }
 
-    /// Whether the entity is live (not deleted); `inout` only to read it in place.
-    private static func isLive(_ entity: inout KnownEntity) -> Bool { !entity.header.isDeleted }
-
-    /// Appends the entity's header to `bytes` and marks it written, if it changed; returns whether.
-    private static func encodeIfChanged(_ entity: inout KnownEntity, into bytes: inout [UInt8]) -> Bool {
-        guard entity.headerChanged else { return false }
+    /// Appends the entity's header to `bytes` and marks it written.
+    private static func encode(_ entity: inout KnownEntity, into bytes: inout [UInt8]) {
         entity.headerChanged = false
         entity.header.encode(into: &bytes)
-        return true
     }
 
     /// `values` entries this transaction added and has not written yet, as key and value bytes in
@@ -528,7 +523,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try readHeaderForWriting(direct)
                 // What `require` would find (an identifier resolves to itself when its entity is
                 // live), without copying the header out of the table.
-                if let slot = knownSlot(direct), Self.isLive(&known.values[slot]) { id = direct } else { id = try require(reference) }
+                if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
             } else {
                 id = try require(reference)
             }
@@ -651,13 +646,15 @@ public final class EntityWriteContext: EntityReadContext {
         if let new = entry.value { try index(new, name: name, id: id, sequence: sequence) }
     }
 
-    /// The current entry a new entry supersedes, as `stage` needs it (`body` only for a value that may refer to entities).
+    /// The key's current entry before a new one (superseded if the new one is current), as
+    /// `stage` needs it (`body` only for a value that may refer to entities).
     private typealias SupersededEntry = (datestamp: Date, sequence: UInt64, body: [UInt8]?, mayRefer: Bool)
 
     /// Notes in `entity` a new entry of key `name` (number `number` of the key table): makes it
     /// the current entry (in the header, which is then written after the operation is done with
-    /// the entity) unless a newer datestamp exists. Returns the entry it superseded and whether
-    /// it is current. `isNew`: the key has no entry yet.
+    /// the entity) unless a newer datestamp exists. Returns the key's current entry before this
+    /// one (the entry it superseded when it is current; otherwise the newer entry that stays
+    /// current) and whether it is current. `isNew`: the key has no entry yet.
     private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
                                   body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
         // The previous current entry, read before the header changes: its datestamp decides
@@ -675,7 +672,7 @@ public final class EntityWriteContext: EntityReadContext {
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
         let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
         if isCurrent {
-            try entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
+            entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
             if datestamp > entity.header.modified { entity.header.modified = datestamp }
             entity.headerChanged = true
         }
@@ -795,7 +792,7 @@ public final class EntityWriteContext: EntityReadContext {
         // Every entry but the header (rewritten as deleted at the end of the transaction).
         if let entries = try tree(EntityLayout.entries) {
             var keys: [[UInt8]] = []
-            try write.scan(entries, from: EntityLayout.headerKey(idBytes) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
+            try write.scan(entries, from: EntityLayout.headerKey(id) + [0], to: upper) { key, _ in keys.append(key.bytes); return true }
             for key in keys { try write.delete(key, in: entries) }
         }
         try write.delete(EntityLayout.typeKey(header.type, sequence: header.sequence), in: try writableTree(EntityLayout.types))

@@ -166,13 +166,6 @@ struct RecordHeader: Equatable {
         lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
     }
 
-    func encoded() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(42 + type.utf8.count + entryBytes.count)
-        encode(into: &bytes)
-        return bytes
-    }
-
     /// Appends the encoding to `bytes` (a write reuses one buffer for every header it puts).
     func encode(into bytes: inout [UInt8]) {
         bytes.append(isDeleted ? 1 : 0)
@@ -241,33 +234,7 @@ struct RecordHeader: Equatable {
 
     /// Shows the current entry of property `name` (nil when it has none) to `body`.
     func withCurrentEntry<Result>(named name: [UInt8], _ body: (StoredEntry?) throws -> Result) throws -> Result {
-        try entryBytes.withUnsafeBytes { raw in
-            let (span, found) = try name.withUnsafeBytes { try Self.locate($0, in: raw) }
-            guard found else { return try body(nil) }
-            var entry: StoredEntry?
-            try Self.visitEntries(UnsafeRawBufferPointer(rebasing: raw[span])) { stored, _ in
-                entry = stored
-                return false
-            }
-            return try body(entry)
-        }
-    }
-
-    /// Makes `entry` the current entry of its property.
-    mutating func setCurrent(_ entry: CurrentEntry) throws {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32 + entry.name.count + (entry.body?.count ?? 0))
-        Self.encode(entry, into: &bytes)
-        let replaced = try entryBytes.withUnsafeBytes { raw in try entry.name.withUnsafeBytes { try Self.locate($0, in: raw).span } }
-        entryBytes.replaceSubrange(replaced, with: bytes)
-    }
-
-    /// Makes the entry of property `name` (its ordered encoding) numbered `sequence`, dated
-    /// `datestamp`, with `body` (`PropertyEntry.encodeBody`) its current entry: `setCurrent(_:)`
-    /// without building the entry, and rewritten in place when the entry it replaces has the same
-    /// length (a value replaced by one of the same kind and size, the common change).
-    mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer) throws {
-        try setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: locateCurrent(named: name))
+        try withCurrentEntry(at: locateCurrent(named: name), body)
     }
 
     /// Where the current entry of property `name` is (`found`) or would go, for
@@ -290,10 +257,13 @@ struct RecordHeader: Equatable {
         }
     }
 
-    /// `setCurrent(name:datestamp:sequence:body:)` at the place `locateCurrent(named: name)`
-    /// returned (the entries unchanged since).
+    /// Makes the entry of property `name` (its ordered encoding) numbered `sequence`, dated
+    /// `datestamp`, with `body` (`PropertyEntry.encodeBody`) its current entry, at the place
+    /// `locateCurrent(named: name)` returned (the entries unchanged since). Rewritten in place
+    /// when the entry it replaces has the same length (a value replaced by one of the same kind
+    /// and size, the common change), appended when its key sorts last, spliced otherwise.
     mutating func setCurrent(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer,
-                             at located: (span: Range<Int>, found: Bool)) throws {
+                             at located: (span: Range<Int>, found: Bool)) {
         let (span, found) = located
         let isInline = body.count <= Self.inlineBodyLimit
         let length = name.count + 17 + (isInline ? 4 + body.count : 0)
@@ -341,11 +311,6 @@ struct RecordHeader: Equatable {
             if equal(stored, name) { return (start..<offset, true) }
         }
         return (bytes.count..<bytes.count, false)
-    }
-
-    /// The header's form of the current entry numbered `sequence` with this body.
-    static func currentEntry(name: [UInt8], datestamp: Date, sequence: UInt64, body: [UInt8]) -> CurrentEntry {
-        CurrentEntry(name: name, datestamp: datestamp, sequence: sequence, body: body.count <= inlineBodyLimit ? body : nil)
     }
 }
 

@@ -14,7 +14,9 @@ import Testing
         for (key, entry, sequence) in [("name", long, UInt64(9)), ("born", short, UInt64(8))] {
             var body = OrderedKeyWriter()
             entry.encodeBody(into: &body)
-            try header.setCurrent(RecordHeader.currentEntry(name: EntityLayout.encodedName(key), datestamp: entry.datestamp, sequence: sequence, body: body.bytes))
+            let name = EntityLayout.encodedName(key)
+            let located = try header.locateCurrent(named: name)
+            body.bytes.withUnsafeBytes { header.setCurrent(name: name, datestamp: entry.datestamp, sequence: sequence, body: $0, at: located) }
         }
         return header
     }
@@ -50,5 +52,14 @@ import Testing
             } catch is OrderedKeyError {
             }
         }
+    }
+}
+
+extension RecordHeader {
+    /// The stored form, as the write path puts it (`encode(into:)`), in a buffer of its own.
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        encode(into: &bytes)
+        return bytes
     }
 }
