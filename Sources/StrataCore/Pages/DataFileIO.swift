@@ -27,9 +27,13 @@ extension PosixFile: DataFileIO {
     /// sizes the folio it creates for a range by the write that first fills it, and every later write
     /// into a folio pays for the whole folio (ext4 walks all of its blocks): a commit of many pages
     /// written in one call would make each later single-page commit to that range several times
-    /// slower (measured: 4 KiB writes into 1 MiB folios ~7 us, into 64 KiB folios ~2.4 us). Bulk
-    /// writes cost about the same in 64 KiB calls as in larger ones.
-    static let writeSpan: UInt64 = 64 * 1024
+    /// slower (measured: 4 KiB writes into 1 MiB folios ~7 us, into 64 KiB folios ~2.4 us). Random
+    /// commits (free pages scattered over the file: `mixed`, `fillrandom`) write mostly single
+    /// pages into folios an earlier bulk commit created, so the span is 16 KiB, not 64: CPU time of
+    /// a random 4 KiB `pwrite` into a Strata `fillrandom` store built with 16 KiB calls ~1.5 us,
+    /// with 64 KiB calls ~2.1-3.0 us; a fresh page costs ~0.45 us more to write in 16 KiB calls
+    /// (~1.46 against ~1.0 us, `CLOCK_THREAD_CPUTIME_ID` over 100 MiB), ~3% of a `fillseq` put.
+    static let writeSpan: UInt64 = 16 * 1024
 
     @_spi(Testing) public func writeGathered(_ buffers: [UnsafeRawBufferPointer], at offset: UInt64) throws {
         // Buffers are cut at every multiple of `writeSpan` in the file; each piece between two
