@@ -41,18 +41,6 @@ struct TreeScan {
         return nil
     }
 
-    /// Starts loading the leaf a scan reaches after the one `path` leads to (its sibling under
-    /// the same parent), so that its lines are arriving while this leaf's entries are visited: a
-    /// scan would otherwise wait for every new leaf, which lies anywhere in the file, at its first
-    /// entry. A hint only: a damaged parent is found when the scan actually steps there.
-    @inline(__always)
-    private func prefetchSibling(_ path: [(page: Page, index: Int)], forward: Bool) {
-        guard let parent = path.last else { return }
-        let sibling = parent.index + (forward ? 1 : -1)
-        guard sibling >= 0 && sibling < parent.page.count, let number = try? parent.page.child(sibling) else { return }
-        access.prefetch(number)
-    }
-
     /// (Inlined: a full scan has no upper bound, and the call per entry was ~5% of it.)
     @inline(__always)
     private func beyondUpper(_ key: UnsafeRawBufferPointer) -> Bool {
@@ -81,7 +69,6 @@ struct TreeScan {
         path.reserveCapacity(record.depth)
         var (leaf, index) = try descend(to: lower, last: false, path: &path)
         while true {
-            prefetchSibling(path, forward: true)
             let owner = access.owner(of: leaf.number)
             while index < leaf.count {
                 let node = try leaf.leaf(index)
@@ -106,7 +93,6 @@ struct TreeScan {
         var (leaf, index) = try descend(to: upper, last: upper == nil, path: &path)
         if upper != nil, index >= leaf.count { index = leaf.count - 1 }
         while true {
-            prefetchSibling(path, forward: false)
             let owner = access.owner(of: leaf.number)
             while index >= 0 {
                 let node = try leaf.leaf(index)
