@@ -5,7 +5,7 @@ import StrataTestFixtures
 @_spi(Testing) @testable import StrataCore
 
 /// `PosixFile.writeGathered`, the one call every commit's pages go through: buffers written back
-/// to back, cut at every `writeSpan` boundary of the file, at most `maximumVectors` per call
+/// to back, cut into pieces of at most `writeSpan` bytes, at most `maximumVectors` per call
 /// (its vectors live in temporary memory sized from the buffers).
 @Suite struct GatheredWriteTests {
     /// Random lists of buffers (a page, a few bytes, a multi-span overflow run; up to several

@@ -258,7 +258,9 @@ struct Page {
     // MARK: Search
 
     /// Leaf: the first index whose key is >= `key`, and whether it is equal.
-    /// Branch: the child index to descend into (the last key <= `key`; key 0 is minus infinity).
+    /// Branch: the child index to descend into (the last key <= `key`; key 0 is minus infinity),
+    /// and `exact` false: no caller needs to know whether a separator equals the key, and asking
+    /// cost one more key comparison per branch of every descent.
     @inline(__always) func search(_ key: UnsafeRawBufferPointer) throws -> (index: Int, exact: Bool) {
         if kind == .leaf {
             var low = 0, high = count
@@ -276,9 +278,7 @@ struct Page {
             let c = compareKeys(try branchKey(middle), key)
             if c <= 0 { low = middle + 1 } else { high = middle }
         }
-        let index = low - 1
-        let exact = index > 0 ? compareKeys(try branchKey(index), key) == 0 : false
-        return (index, exact)
+        return (low - 1, false)
     }
 }
 
@@ -322,19 +322,40 @@ extension Page {
 }
 
 /// memcmp order; a proper prefix sorts first. Only the sign of the result is meaningful.
+///
+/// Compares eight bytes at a time as big-endian words (the same order as memcmp) for the first
+/// `wordComparedPrefix` bytes, then the rest of the common prefix with memcmp. Keys that share a
+/// first word are common (zero-padded numbers, typed keys that start with the same prefix or
+/// tag): a libc call per comparison was most of a branch search for them.
 @inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = min(a.count, b.count)
-    if common >= 8 {
-        // Most keys that differ (random identifiers) differ in their first eight bytes: one
-        // big-endian word compare (same order as memcmp) instead of a libc call. Both buffers
-        // hold at least eight bytes here.
-        let x = UInt64(bigEndian: a.baseAddress!.loadUnaligned(as: UInt64.self))
-        let y = UInt64(bigEndian: b.baseAddress!.loadUnaligned(as: UInt64.self))
-        if x != y { return x < y ? -1 : 1 }
+    guard common > 0 else { return a.count - b.count }
+    // Both buffers hold at least `common` bytes here, so the addresses exist.
+    let x = a.baseAddress!, y = b.baseAddress!
+    var offset = 0
+    let words = min(common, wordComparedPrefix) &>> 3
+    while offset < words &<< 3 {
+        let p = UInt64(bigEndian: x.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let q = UInt64(bigEndian: y.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        if p != q { return p < q ? -1 : 1 }
+        offset &+= 8
     }
-    if common > 0 {
-        let result = memcmp(a.baseAddress!, b.baseAddress!, common)
-        if result != 0 { return Int(result) }
+    if offset < common {
+        if common &- offset < 8 {
+            // The last few bytes, one at a time: cheaper than a call.
+            while offset < common {
+                let p = x.load(fromByteOffset: offset, as: UInt8.self), q = y.load(fromByteOffset: offset, as: UInt8.self)
+                if p != q { return p < q ? -1 : 1 }
+                offset &+= 1
+            }
+        } else {
+            let result = memcmp(x + offset, y + offset, common &- offset)
+            if result != 0 { return Int(result) }
+        }
     }
     return a.count - b.count
 }
+
+/// How many leading bytes `compareKeys` compares word by word before handing a long common
+/// prefix to memcmp (whose vector loop wins on long runs of equal bytes).
+let wordComparedPrefix = 64
