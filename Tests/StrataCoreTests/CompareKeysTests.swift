@@ -54,6 +54,20 @@ import StrataTestFixtures
             let shorter = Array(base.dropLast())
             #expect(shorter.withUnsafeBytes { x in base.withUnsafeBytes { y in compareKeys(x, y) } } < 0, "prefix of length \(length - 1)")
         }
+        // Within one word the first differing byte decides, whatever the bytes after it: a
+        // little-endian or signed word compare gets these wrong.
+        for length in [8, 16, wordComparedPrefix] {
+            for position in stride(from: 0, to: length, by: 8) {
+                var lower = [UInt8](repeating: 0x30, count: length), higher = lower
+                lower[position] = 0x01
+                higher[position] = 0x02
+                for later in position + 1..<min(length, position + 8) { lower[later] = 0xFF; higher[later] = 0x00 }
+                #expect(lower.withUnsafeBytes { x in higher.withUnsafeBytes { y in compareKeys(x, y) } } < 0, "length \(length), word at \(position)")
+                lower[position] = 0x7F
+                higher[position] = 0x80 // the high bit: unsigned, not signed
+                #expect(lower.withUnsafeBytes { x in higher.withUnsafeBytes { y in compareKeys(x, y) } } < 0, "length \(length), high bit at \(position)")
+            }
+        }
         let empty: [UInt8] = []
         #expect(empty.withUnsafeBytes { x in [UInt8(0)].withUnsafeBytes { y in compareKeys(x, y) } } < 0)
         #expect(empty.withUnsafeBytes { x in empty.withUnsafeBytes { y in compareKeys(x, y) } } == 0)

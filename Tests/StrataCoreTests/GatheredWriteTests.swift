@@ -18,11 +18,12 @@ import StrataTestFixtures
         var model: [UInt8] = []
         for round in 0..<40 {
             let count = round % 10 == 9 ? Int.random(in: 1_000...3_000, using: &random) : Int.random(in: 0...12, using: &random)
-            // Many buffers: scraps (more than one call's vectors within one span) or pages and
-            // scraps; few: also runs longer than a span.
+            // Many buffers: scraps (more than one call's vectors within one span: at most 8 bytes
+            // each, so 1,024 of them fill at most half of a 16 KiB span and the vector limit, not
+            // the span, ends the call) or pages and scraps; few: also runs longer than a span.
             let scraps = round % 20 == 9 // more buffers than one call takes, inside one span
             let sizes = (0..<count).map { _ in
-                if scraps { return Int.random(in: 1...40, using: &random) }
+                if scraps { return Int.random(in: 1...8, using: &random) }
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0: return Int.random(in: 1...300, using: &random)
                 case 1 where count <= 12: return Int.random(in: 65_536...300_000, using: &random)

@@ -60,6 +60,9 @@ final class PosixFile: @unchecked Sendable {
                 if errno == EINTR { continue }
                 throw PosixFile.error("write", path)
             }
+            // A regular file never takes zero bytes of a non-empty write; if one did, retrying
+            // would loop forever.
+            if n == 0 { throw PosixFile.error("write", path, EIO) }
             done += n
         }
     }

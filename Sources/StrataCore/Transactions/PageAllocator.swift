@@ -157,7 +157,8 @@ struct PageAllocator {
     /// end, while the budget lasts): shorter runs would split a small commit's pages anyway.
     static let firstRunPages = 4
     /// Transactions that have handed out at most this many pages look for runs and may take
-    /// pages at the file's end: one write span, more than a small commit writes.
+    /// pages at the file's end: more than a small commit writes (about 6 pages), few enough
+    /// that searching for runs stays a small part of the commit.
     static let smallTransactionPages = 16
     /// Pages a writer session may take at the file's end while reusable pages were on hand: a
     /// thirty-second of the store as it is now, at most 256 (1 MiB of 4 KiB pages, about one
