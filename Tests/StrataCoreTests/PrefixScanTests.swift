@@ -8,7 +8,7 @@ import Testing
 /// that is a whole key, empty ranges between, before and after all keys, overflow values, an
 /// empty tree and a write transaction's dirty pages; it stops when the body says so, and a body
 /// that writes, aborts or ends the transaction (in the first leaf or after it) stops it with
-/// `misuse`.
+/// `misuse`, unless it also stops the walk (then it ends quietly, as a `scan`).
 @Suite struct PrefixScanTests {
     /// The entries `scan` shows for keys starting with `prefix` (ASCII, no 0xFF byte).
     private static func scanned(_ tx: Transaction, _ tree: Tree, prefix: String) throws -> [[UInt8]] {
@@ -218,6 +218,38 @@ import Testing
         }
         // Nothing was written.
         #expect(try db.read { tx throws in try tx.get("g020-0000x", in: try tx.tree("t")) == nil })
+    }
+
+    /// A body that writes and then stops the walk (returns false) ends it quietly, in the first
+    /// leaf as after it, as a `scan` does: no page is read after the change.
+    @Test func aWriteWithTheLastEntryShownEndsQuietly() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try Self.fill(tx, try tx.createTree("t"), groups: 0..<60, tag: "") }
+        for stop in [2, 100] {
+            try db.write { tx throws in
+                let tree = try tx.tree("t")
+                var calls = 0
+                try Array("g020-".utf8).withUnsafeBytes { prefix in
+                    try tx.forEachEntry(withPrefix: prefix, in: tree) { _, _ in
+                        calls += 1
+                        guard calls == stop else { return true }
+                        try tx.put("g020-0000x", "new", in: tree)
+                        return false
+                    }
+                }
+                #expect(calls == stop)
+                // The same through a scan, for comparison.
+                calls = 0
+                try tx.scan(tree, from: Array("g020-".utf8)) { _, _ in
+                    calls += 1
+                    guard calls == stop else { return true }
+                    try tx.put("g020-0000y", "new", in: tree)
+                    return false
+                }
+                #expect(calls == stop)
+            }
+        }
     }
 
     /// Keys laid end to end in one buffer answer like one `get` per key; a width that does not
