@@ -24,12 +24,7 @@ extension Transaction {
         while index < leaf.count {
             let node = try leaf.leaf(index)
             guard Self.hasPrefix(node.key, prefix) else { return }
-            let more: Bool
-            if node.isOverflow {
-                more = try access.overflowValue(node.overflowPage, length: node.valueLength).withUnsafeBytes { try body(node.key, $0) }
-            } else {
-                more = try body(node.key, UnsafeRawBufferPointer(start: node.payload, count: node.valueLength))
-            }
+            let more = try access.withValue(of: node) { try body(node.key, $0) }
             // As in `TreeScan`: a change matters only if another entry is to be read.
             guard more else { return }
             guard access.modificationCount == stamp else {
