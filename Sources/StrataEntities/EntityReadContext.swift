@@ -255,30 +255,35 @@ public class EntityReadContext {
         let names = keys.map(WantedKeys.init)
         var result: [EntityReference: EntityRecord] = [:]
         result.reserveCapacity(references.count)
-        // By position in `references`: a reference is a large value to copy.
+        // The entities whose headers are to be looked up, by position in `references` (a
+        // reference is a large value to copy). Headers this transaction changed are read from
+        // memory at once instead.
         var found: [(position: Int, id: EntityID)] = []
         found.reserveCapacity(references.count)
         // By index, not `enumerated()`: its iterator copies each reference out (retains and
         // releases of its strings and dictionary) where a subscript reads it in place.
         for position in references.indices {
             // An identifier needs no resolution: reading the entity is the existence check.
-            if case .id(let direct) = references[position].match { found.append((position, direct)) } else if let id = try find(references[position]) {
+            let resolved: EntityID? = if case .id(let direct) = references[position].match { direct } else { try find(references[position]) }
+            guard let id = resolved else { continue }
+            if let pending = pendingHeader(id) {
+                if let record = try self.record(of: id, pending: pending, keys: names) { result[references[position]] = record }
+            } else {
                 found.append((position, id))
             }
         }
-        guard let entries = try tree(EntityLayout.entries) else { return [:] }
-        // Every header in one batched lookup: the descents advance together and their cache
-        // misses overlap (headers this transaction changed are read from memory instead). Each
-        // record is built as its header is found, while the header's leaf is in the cache.
+        guard let entries = try tree(EntityLayout.entries) else { return result }
+        // The stored headers in one group lookup: the keys go in groups of 32; each key's
+        // branch pages are walked and its leaf prefetched, then the group's leaves are searched,
+        // so the leaves' cache misses overlap. Each record is built as its header is found,
+        // while the header's leaf is in the cache.
         let headerKeys = EntityLayout.headerKeys(count: found.count) { found[$0].id }
         var results = names.map { ResultProperties($0) }
         try headerKeys.withUnsafeBytes { headerKeys in
             try transaction.forEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, stored in
                 let (position, id) = found[index]
                 let record: EntityRecord?
-                if let pending = pendingHeader(id) {
-                    record = try self.record(of: id, pending: pending, keys: names)
-                } else if let stored {
+                if let stored {
                     record = try stored.withUnsafeBytes { raw in
                         if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
                     }

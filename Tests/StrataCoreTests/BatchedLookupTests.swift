@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import StrataCore
 
-/// `Transaction.get(_:in:)` for many keys answers exactly like one `get` per key, across batch
-/// boundaries, for missing keys and for an empty tree.
+/// `Transaction.get(_:in:)` and `forEachValue(of:in:_:)` for many keys answer exactly like one
+/// `get` per key, across batch boundaries, for missing keys and for an empty tree.
 @Suite struct BatchedLookupTests {
     @Test func matchesSingleGets() throws {
         let dir = TemporaryDirectory()
@@ -27,8 +27,13 @@ import Testing
             let t = try tx.tree("t")
             let batched = try tx.get(views, in: t)
             #expect(batched.count == views.count)
-            // The same lookups with keys given as byte arrays.
-            #expect(try tx.get(keys: views.map(\.bytes), in: t).map { $0?.bytes } == batched.map { $0?.bytes })
+            // The same lookups handed out one by one, in order.
+            var handedOut: [[UInt8]?] = []
+            try tx.forEachValue(of: views, in: t) { position, value in
+                #expect(position == handedOut.count)
+                handedOut.append(value?.bytes)
+            }
+            #expect(handedOut == batched.map { $0?.bytes })
             var hits = 0
             for (key, found) in zip(views, batched) {
                 let single = try tx.get(key, in: t)

@@ -148,7 +148,23 @@ final class PageAccess {
     /// The value of leaf node `node` of `page`, without copying.
     @inline(__always)
     func value(of node: Page.LeafNode, in page: Page) throws -> ByteView {
+        try value(of: node, owner: owner(of: page.number))
+    }
+
+    /// The value of leaf node `node`, without copying; `leafOwner` keeps the node's leaf page
+    /// alive (`owner(of:)` of it; a walk of one leaf looks it up once). An overflow value's
+    /// view has the owner of its own pages.
+    @inline(__always)
+    func value(of node: Page.LeafNode, owner leafOwner: AnyObject) throws -> ByteView {
         if node.isOverflow { return try overflowValue(node.overflowPage, length: node.valueLength) }
-        return ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner(of: page.number))
+        return ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: leafOwner)
+    }
+
+    /// Calls `body` with the bytes of the value of leaf node `node`, valid during the call only:
+    /// no owner is looked up or retained for a value stored in the leaf.
+    @inline(__always)
+    func withValue<Result>(of node: Page.LeafNode, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+        if node.isOverflow { return try overflowValue(node.overflowPage, length: node.valueLength).withUnsafeBytes(body) }
+        return try body(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength))
     }
 }

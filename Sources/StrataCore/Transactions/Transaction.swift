@@ -148,12 +148,6 @@ public class Transaction {
         try access.lookup(in: trees[try state(of: tree)].record, keys: keys)
     }
 
-    /// `get(_:in:)` for many keys built by the caller: byte arrays, or slices of one buffer
-    /// (one allocation for all the keys).
-    public func get<Key: BytesConvertible>(keys: [Key], in tree: Tree) throws -> [ByteView?] {
-        try access.lookup(in: trees[try state(of: tree)].record, keys: keys)
-    }
-
     public func contains(_ key: some BytesConvertible, in tree: Tree) throws -> Bool {
         try get(key, in: tree) != nil
     }

@@ -64,4 +64,19 @@ extension Transaction {
             try forEachValue(count: keys.count, key: { keys[$0].buffer }, in: tree, found)
         }
     }
+
+    /// The lookups of the `forEachValue` calls (here and in `TreeFixedWidthLookup.swift`), with
+    /// key number `position` given by `key(position)`.
+    func forEachValue(count: Int, key: (Int) -> UnsafeRawBufferPointer, in tree: Tree,
+                      _ found: (Int, ByteView?) throws -> Void) throws {
+        let record = trees[try state(of: tree)].record
+        // Every modification and the end of the transaction bump the counter (see `PageAccess`).
+        let stamp = access.modificationCount
+        try access.lookupEach(in: record, count: count, key: key) { position, value in
+            try found(position, value)
+            guard access.modificationCount == stamp else {
+                throw StrataError.misuse("the transaction was changed or ended inside forEachValue; collect the values first, then modify")
+            }
+        }
+    }
 }

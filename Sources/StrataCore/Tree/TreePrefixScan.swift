@@ -8,10 +8,12 @@ import Glibc
 extension Transaction {
     /// Calls `body` with the key and value of each entry of `tree` whose key starts with
     /// `prefix`, in ascending key order, until it returns false. The buffers are valid during
-    /// the call only (copy them to keep them). `body` must not change the transaction: the walk
-    /// stops with `StrataError.misuse` before another page is read if it does.
+    /// the call only (copy them to keep them). `body` must not change the transaction (write,
+    /// abort, end) and then ask for more: the walk stops with `StrataError.misuse` before another
+    /// entry is read if it does (a body that changes it and returns false ends the walk quietly).
     ///
-    /// - Throws: what `scan` throws; what `body` throws (the walk stops).
+    /// - Throws: `StrataError.misuse` when `body` changed the transaction and returned true; what
+    ///   `scan` throws; what `body` throws (the walk stops).
     public func forEachEntry(withPrefix prefix: UnsafeRawBufferPointer, in tree: Tree,
                              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let record = trees[try state(of: tree)].record
@@ -22,16 +24,12 @@ extension Transaction {
         while index < leaf.count {
             let node = try leaf.leaf(index)
             guard Self.hasPrefix(node.key, prefix) else { return }
-            let more: Bool
-            if node.isOverflow {
-                more = try access.overflowValue(node.overflowPage, length: node.valueLength).withUnsafeBytes { try body(node.key, $0) }
-            } else {
-                more = try body(node.key, UnsafeRawBufferPointer(start: node.payload, count: node.valueLength))
-            }
+            let more = try access.withValue(of: node) { try body(node.key, $0) }
+            // As in `TreeScan`: a change matters only if another entry is to be read.
+            guard more else { return }
             guard access.modificationCount == stamp else {
                 throw StrataError.misuse("the transaction was changed inside forEachEntry(withPrefix:); collect the entries first, then modify")
             }
-            guard more else { return }
             index += 1
         }
         // The leaf ended inside the range: the rest starts past the last key shown (that key

@@ -73,9 +73,7 @@ struct TreeScan {
             while index < leaf.count {
                 let node = try leaf.leaf(index)
                 if beyondUpper(node.key) { return }
-                let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
-                    : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
-                guard try body(ByteView(node.key, owner: owner), value) else { return }
+                guard try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner)) else { return }
                 try checkUnmodified(stamp)
                 index += 1
             }
@@ -98,9 +96,7 @@ struct TreeScan {
                 let node = try leaf.leaf(index)
                 if !beyondUpper(node.key) {
                     if belowLower(node.key) { return }
-                    let value = node.isOverflow ? try access.overflowValue(node.overflowPage, length: node.valueLength)
-                        : ByteView(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength), owner: owner)
-                    guard try body(ByteView(node.key, owner: owner), value) else { return }
+                    guard try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner)) else { return }
                     try checkUnmodified(stamp)
                 }
                 index -= 1
