@@ -15,7 +15,7 @@ enum EntitiesCommand: Command {
             exactly) or --compact (current values only). import adds a document in one transaction,
             merging: unknown entities are created, entries the store already has are skipped, and
             entities listed as deleted are deleted; an import that fails writes nothing. The format
-            is described in Sources/StrataEntities/EntityInterchange.swift.
+            is described in Sources/StrataEntities/Interchange/EntityInterchange.swift.
             """,
         positionals: ["ACTION", "PATH"], required: 2,
         options: [
