@@ -86,6 +86,60 @@ import Testing
         }
     }
 
+    /// Keeps its `Encoder` (API misuse); a keyed container requested from it after the encode
+    /// must not be a cached box, whose sink reference is unretained: once the encoder is dropped
+    /// the sink is freed, and a cached box would read freed memory.
+    final class EscapingEncoder: Encodable {
+        var saved: (any Encoder)?
+        enum Keys: String, CodingKey { case a }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(1, forKey: .a)
+            saved = encoder
+        }
+    }
+
+    @Test func aContainerFromAnEscapedEncoderOutlivesItsSinkSafely() throws {
+        for _ in 0..<3 {
+            let escaping = EscapingEncoder()
+            _ = try encoder.encode(escaping)
+            var late = try #require(escaping.saved).container(keyedBy: EscapingEncoder.Keys.self)
+            escaping.saved = nil   // drops the last strong reference to the escaped sink
+            #expect(throws: EncodingError.self) { try late.encode(1, forKey: .a) }
+            var nested = late.nestedContainer(keyedBy: EscapingEncoder.Keys.self, forKey: .a)
+            #expect(throws: EncodingError.self) { try nested.encode(2, forKey: .a) }
+            #expect(try encoder.encode(Pair(a: -2, b: "hi")) == Self.pairBytes)
+        }
+    }
+
+    /// Keeps its unkeyed container (API misuse), which holds the sink as the encoder does.
+    final class EscapingUnkeyed: Encodable {
+        var saved: (any UnkeyedEncodingContainer)?
+        enum Keys: String, CodingKey { case a }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            var element = container.nestedContainer(keyedBy: Keys.self)
+            try element.encode(1, forKey: .a)
+            saved = container
+        }
+    }
+
+    @Test func aContainerFromAnEscapedUnkeyedContainerOutlivesItsSinkSafely() throws {
+        for _ in 0..<3 {
+            let escaping = EscapingUnkeyed()
+            _ = try encoder.encode(escaping)
+            // The escaped container is released when the closure returns: only `late` is left.
+            var late = try { () throws -> KeyedEncodingContainer<EscapingUnkeyed.Keys> in
+                var saved = try #require(escaping.saved)
+                escaping.saved = nil
+                return saved.nestedContainer(keyedBy: EscapingUnkeyed.Keys.self)
+            }()
+            #expect(throws: EncodingError.self) { try late.encode(1, forKey: .a) }
+            #expect(throws: EncodingError.self) { try late.encode("x", forKey: .a) }
+            #expect(try encoder.encode(Pair(a: -2, b: "hi")) == Self.pairBytes)
+        }
+    }
+
     /// Encodes from many threads at once: each thread's sink and boxes are its own.
     @Test func threadsEncodeIndependently() async throws {
         let tree = deepTree(6)
