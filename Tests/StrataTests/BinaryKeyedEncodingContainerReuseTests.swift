@@ -35,6 +35,40 @@ import Testing
         }
     }
 
+    /// Records, at the end of its `encode(to:)`, how many boxes its sink's cache holds.
+    final class CountingEntries: Encodable {
+        var entryCounts: [Int] = []
+        var sinks: Set<ObjectIdentifier> = []
+        enum Keys: String, CodingKey { case pair, tree }
+        let tree: Tree
+        init(tree: Tree) { self.tree = tree }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(Pair(a: -2, b: "hi"), forKey: .pair)
+            try container.encode(tree, forKey: .tree)
+            let sink = (encoder as! BinaryValueEncoder).sink
+            sinks.insert(ObjectIdentifier(sink))
+            entryCounts.append(sink.keyedContainers.entryCount)
+        }
+    }
+
+    /// Encodes of the same shape on one thread reuse the boxes: the entries are made by the
+    /// first encode and not added to later (with the cache off there would be none).
+    @Test func boxesAreReusedAcrossEncodes() throws {
+        let probe = CountingEntries(tree: deepTree(2))
+        let first = try encoder.encode(probe)
+        for _ in 0..<4 { #expect(try encoder.encode(probe) == first) }
+        try #require(probe.sinks.count == 1, "one sink per thread, reused")
+        // Keys, Pair.CodingKeys, and Tree's node and leaf keys (nested: more than one entry).
+        #expect(probe.entryCounts.allSatisfy { $0 == probe.entryCounts[0] })
+        #expect(probe.entryCounts[0] >= 4 && probe.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
+        // A deeper tree than the cache nests adds at most `maximumEntriesPerKey` per key type.
+        let deep = CountingEntries(tree: deepTree(12))
+        for _ in 0..<3 { _ = try encoder.encode(deep) }
+        #expect(deep.entryCounts.allSatisfy { $0 == deep.entryCounts[0] })
+        #expect(deep.entryCounts[0] > probe.entryCounts[0] && deep.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
+    }
+
     /// Twenty distinct key types in one value: more than the cache holds.
     @Test func moreKeyTypesThanTheCacheHolds() throws {
         struct Wide: Codable, Equatable {

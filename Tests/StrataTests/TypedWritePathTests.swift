@@ -258,6 +258,44 @@ import StrataTestFixtures
         }
         #expect(try books.check().problems.isEmpty)
     }
+
+    /// The same batch without savepoints: a savepoint forgets the leaf hints, so only here does
+    /// the unique check answer from the leaf the previous insert went into. Values ascend, each
+    /// clash repeats the previous insert's value (in that very leaf), and a refused insert writes
+    /// nothing, so its error is caught inline and the transaction commits the rest.
+    @Test func insertsRefusedInOneTransactionWithoutSavepoints() throws {
+        let store = try Store.inMemory()
+        let books = try store.datastore(BookFormat.self)
+        var accepted: [Book] = []
+        var refused: [Book] = []
+        try store.write { tx in
+            for index in 0..<400 {
+                let clashes = index % 7 == 6
+                let number = clashes ? index - 1 : index
+                let isbn = "isbn-" + String(repeating: "0", count: 4 - String(number).count) + String(number)
+                let book = Book(title: "T \(index)", authors: ["A\(index % 4)"], isbn: isbn, shelf: index % 6)
+                do {
+                    try tx[books].insert(book)
+                    accepted.append(book)
+                } catch DatastoreError.uniqueIndexViolation(let datastore, let index, let value) {
+                    #expect(clashes && datastore == "books" && index == "isbn" && value == "\"\(book.isbn)\"")
+                    refused.append(book)
+                }
+            }
+        }
+        #expect(accepted.count == 400 - 57 && refused.count == 57)
+        #expect(try books.check().problems.isEmpty)
+        #expect(Set(try books.loadAll().map(\.id)) == Set(accepted.map(\.id)) && accepted.count == Set(accepted.map(\.id)).count)
+        for book in accepted {
+            #expect(try books.load(book.id) == book)
+            #expect(try books.load(book.isbn, from: \.isbn) == book)
+            #expect(try books.loadAll(book.title, from: \.title).map(\.id) == [book.id])
+        }
+        for book in refused {
+            #expect(try books.load(book.id) == nil)
+            #expect(try books.loadAll(book.title, from: \.title).isEmpty)
+        }
+    }
 }
 
 private extension Book {

@@ -26,12 +26,19 @@ extension WriteTransaction {
             let page = try leaf.page()
             if index < page.count {
                 let key = try page.leafKey(index)
+                leafHintLookups &+= 1
                 return try body(Self.starts(key, with: prefix) ? key : nil)
             }
             // Past the leaf's last key and before its upper separator (if any): every later key is at
             // or after the separator, which is greater than `prefix`.
-            guard let hint = leafHints.hint(root: record.root), let upper = try hint.upperBound() else { return try body(nil) }
-            if !Self.starts(upper, with: prefix) { return try body(nil) }
+            guard let hint = leafHints.hint(root: record.root), let upper = try hint.upperBound() else {
+                leafHintLookups &+= 1
+                return try body(nil)
+            }
+            if !Self.starts(upper, with: prefix) {
+                leafHintLookups &+= 1
+                return try body(nil)
+            }
         }
         return try withFirstKey(atOrAfter: prefix, in: tree) { key in
             guard let key, Self.starts(key, with: prefix) else { return try body(nil) }
