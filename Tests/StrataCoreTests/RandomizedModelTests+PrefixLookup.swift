@@ -72,7 +72,7 @@ extension RandomizedModelTests {
                             } else {
                                 let k = key(n, id: Int.random(in: 0..<4, using: &random))
                                 let hintsBefore = tx.leafHintInserts
-                                try tx.put(k, [UInt8(n % 256)], in: tree)
+                                try tx.put(k, [UInt8(truncatingIfNeeded: n)], in: tree)
                                 if tx.leafHintInserts > hintsBefore { hinted += 1 }
                                 insertSorted(k)
                             }
