@@ -1,5 +1,3 @@
-import Glibc
-
 /// The lookup a unique index makes before it inserts an entry: is a key starting with a value
 /// there already? Entries of an index are `value ++ identifier`, so the first key at or after the
 /// value answers it (`withFirstKey(atOrAfter:)`), at the price of a descent from the root per write.
@@ -27,7 +25,7 @@ extension WriteTransaction {
             if index < page.count {
                 let key = try page.leafKey(index)
                 leafHintLookups &+= 1
-                return try body(Self.starts(key, with: prefix) ? key : nil)
+                return try body(Self.hasPrefix(key, prefix) ? key : nil)
             }
             // Past the leaf's last key and before its upper separator (if any): every later key is at
             // or after the separator, which is greater than `prefix`.
@@ -35,19 +33,14 @@ extension WriteTransaction {
                 leafHintLookups &+= 1
                 return try body(nil)
             }
-            if !Self.starts(upper, with: prefix) {
+            if !Self.hasPrefix(upper, prefix) {
                 leafHintLookups &+= 1
                 return try body(nil)
             }
         }
         return try withFirstKey(atOrAfter: prefix, in: tree) { key in
-            guard let key, Self.starts(key, with: prefix) else { return try body(nil) }
+            guard let key, Self.hasPrefix(key, prefix) else { return try body(nil) }
             return try body(key)
         }
-    }
-
-    @inline(__always)
-    private static func starts(_ key: UnsafeRawBufferPointer, with prefix: UnsafeRawBufferPointer) -> Bool {
-        key.count >= prefix.count && (prefix.isEmpty || memcmp(key.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
     }
 }
