@@ -23,8 +23,10 @@
 ///   them with the sink once the escaped object is released.
 /// - A box referenced from elsewhere when its encode finished escaped its `encode(to:)` (misuse):
 ///   `BinaryEncodingSinkCache.recycle` then keeps the sink alive for good instead of reusing or
-///   freeing it (`allBoxesIdle`), so the escaped container finds a live sink whose frames are all
-///   closed, and using it is a stale-handle error, never a write into a later encode.
+///   freeing it (`allBoxesIdle`), so the escaped container finds a live sink that no later encode
+///   uses: using it is a stale-handle error once its frame is closed (always after an encode that
+///   finished), or after an encode that threw (frames left open) a write into that dead sink's
+///   output, which nobody reads; never a write into a later encode.
 /// - Relies on `KeyedEncodingContainer` being one reference to its box, checked once
 ///   (`isUsable`); if that ever changes, nothing is cached.
 struct BinaryKeyedEncodingContainerCache {

@@ -4,14 +4,14 @@
 ///
 /// A write transaction that inserts index entries in (or near) key order — a batch of inserts, or
 /// values that grow — has just inserted into the leaf where the value's keys would be, and that
-/// leaf is its hint (`LeafHint`). This lookup answers from the hinted leaf when the keys starting
+/// leaf is its hint (`LeafHint`; `valueForReplacing` sets it too). This lookup answers from the hinted leaf when the keys starting
 /// with the value can only lie there, and descends as before otherwise.
 extension WriteTransaction {
     /// Calls `body` with the first key of `tree` that starts with `prefix` (lent for the call), or
     /// with nil if no key does.
     ///
-    /// Answered without a descent when `prefix` falls in the range of the leaf the last insert into
-    /// `tree` went into: the first key at or after `prefix` is in that leaf, or it is at or after the
+    /// Answered without a descent when `prefix` falls in the range of the tree's hinted leaf (the
+    /// leaf the last insert into `tree` went into, or that `valueForReplacing` last looked up): the first key at or after `prefix` is in that leaf, or it is at or after the
     /// leaf's upper separator, and when that separator does not start with `prefix` (it is greater
     /// than `prefix`) no such key starts with it either. Otherwise one descent, as
     /// `withFirstKey(atOrAfter:in:)`.
