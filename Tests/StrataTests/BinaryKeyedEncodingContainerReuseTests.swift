@@ -62,11 +62,12 @@ import Testing
         // Keys, Pair.CodingKeys, and Tree's node and leaf keys (nested: more than one entry).
         #expect(probe.entryCounts.allSatisfy { $0 == probe.entryCounts[0] })
         #expect(probe.entryCounts[0] >= 4 && probe.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
-        // A deeper tree than the cache nests adds at most `maximumEntriesPerKey` per key type.
+        // A deeper tree than the cache nests: bounded, and reused too. (Not compared with the
+        // counts above: the thread's sink may have cached deep trees for an earlier test.)
         let deep = CountingEntries(tree: deepTree(12))
         for _ in 0..<3 { _ = try encoder.encode(deep) }
         #expect(deep.entryCounts.allSatisfy { $0 == deep.entryCounts[0] })
-        #expect(deep.entryCounts[0] > probe.entryCounts[0] && deep.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
+        #expect(deep.entryCounts[0] >= probe.entryCounts[0] && deep.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
     }
 
     /// Twenty distinct key types in one value: more than the cache holds.
