@@ -35,6 +35,41 @@ import Testing
         }
     }
 
+    /// Records, at the end of its `encode(to:)`, how many boxes its sink's cache holds.
+    final class CountingEntries: Encodable {
+        var entryCounts: [Int] = []
+        var sinks: Set<ObjectIdentifier> = []
+        enum Keys: String, CodingKey { case pair, tree }
+        let tree: Tree
+        init(tree: Tree) { self.tree = tree }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(Pair(a: -2, b: "hi"), forKey: .pair)
+            try container.encode(tree, forKey: .tree)
+            let sink = (encoder as! BinaryValueEncoder).sink
+            sinks.insert(ObjectIdentifier(sink))
+            entryCounts.append(sink.keyedContainers.entryCount)
+        }
+    }
+
+    /// Encodes of the same shape on one thread reuse the boxes: the entries are made by the
+    /// first encode and not added to later (with the cache off there would be none).
+    @Test func boxesAreReusedAcrossEncodes() throws {
+        let probe = CountingEntries(tree: deepTree(2))
+        let first = try encoder.encode(probe)
+        for _ in 0..<4 { #expect(try encoder.encode(probe) == first) }
+        try #require(probe.sinks.count == 1, "one sink per thread, reused")
+        // Keys, Pair.CodingKeys, and Tree's node and leaf keys (nested: more than one entry).
+        #expect(probe.entryCounts.allSatisfy { $0 == probe.entryCounts[0] })
+        #expect(probe.entryCounts[0] >= 4 && probe.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
+        // A deeper tree than the cache nests: bounded, and reused too. (Not compared with the
+        // counts above: the thread's sink may have cached deep trees for an earlier test.)
+        let deep = CountingEntries(tree: deepTree(12))
+        for _ in 0..<3 { _ = try encoder.encode(deep) }
+        #expect(deep.entryCounts.allSatisfy { $0 == deep.entryCounts[0] })
+        #expect(deep.entryCounts[0] >= probe.entryCounts[0] && deep.entryCounts[0] <= BinaryKeyedEncodingContainerCache.maximumEntries)
+    }
+
     /// Twenty distinct key types in one value: more than the cache holds.
     @Test func moreKeyTypesThanTheCacheHolds() throws {
         struct Wide: Codable, Equatable {
@@ -82,6 +117,60 @@ import Testing
             let again = try encoder.encode(Escaping())
             #expect(throws: EncodingError.self) { try late.encode(100, forKey: .late) }
             #expect(again == [1, 4] + Array("late".utf8) + [1, 2])
+            #expect(try encoder.encode(Pair(a: -2, b: "hi")) == Self.pairBytes)
+        }
+    }
+
+    /// Keeps its `Encoder` (API misuse); a keyed container requested from it after the encode
+    /// must not be a cached box, whose sink reference is unretained: once the encoder is dropped
+    /// the sink is freed, and a cached box would read freed memory.
+    final class EscapingEncoder: Encodable {
+        var saved: (any Encoder)?
+        enum Keys: String, CodingKey { case a }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(1, forKey: .a)
+            saved = encoder
+        }
+    }
+
+    @Test func aContainerFromAnEscapedEncoderOutlivesItsSinkSafely() throws {
+        for _ in 0..<3 {
+            let escaping = EscapingEncoder()
+            _ = try encoder.encode(escaping)
+            var late = try #require(escaping.saved).container(keyedBy: EscapingEncoder.Keys.self)
+            escaping.saved = nil   // drops the last strong reference to the escaped sink
+            #expect(throws: EncodingError.self) { try late.encode(1, forKey: .a) }
+            var nested = late.nestedContainer(keyedBy: EscapingEncoder.Keys.self, forKey: .a)
+            #expect(throws: EncodingError.self) { try nested.encode(2, forKey: .a) }
+            #expect(try encoder.encode(Pair(a: -2, b: "hi")) == Self.pairBytes)
+        }
+    }
+
+    /// Keeps its unkeyed container (API misuse), which holds the sink as the encoder does.
+    final class EscapingUnkeyed: Encodable {
+        var saved: (any UnkeyedEncodingContainer)?
+        enum Keys: String, CodingKey { case a }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            var element = container.nestedContainer(keyedBy: Keys.self)
+            try element.encode(1, forKey: .a)
+            saved = container
+        }
+    }
+
+    @Test func aContainerFromAnEscapedUnkeyedContainerOutlivesItsSinkSafely() throws {
+        for _ in 0..<3 {
+            let escaping = EscapingUnkeyed()
+            _ = try encoder.encode(escaping)
+            // The escaped container is released when the closure returns: only `late` is left.
+            var late = try { () throws -> KeyedEncodingContainer<EscapingUnkeyed.Keys> in
+                var saved = try #require(escaping.saved)
+                escaping.saved = nil
+                return saved.nestedContainer(keyedBy: EscapingUnkeyed.Keys.self)
+            }()
+            #expect(throws: EncodingError.self) { try late.encode(1, forKey: .a) }
+            #expect(throws: EncodingError.self) { try late.encode("x", forKey: .a) }
             #expect(try encoder.encode(Pair(a: -2, b: "hi")) == Self.pairBytes)
         }
     }

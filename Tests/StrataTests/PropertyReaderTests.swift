@@ -40,6 +40,7 @@ import StrataTestFixtures
         let shouted = PropertyReader(\Record.shouted), score = PropertyReader(\Record.score)
         // An observed property is stored, but its key path goes through the observers: no offset.
         let count = PropertyReader(\Record.count)
+        #expect(count.offset == nil)
         #expect(count.read(record) == 3)
         #expect(shouted.offset == nil)
         #expect(shouted.read(record) == "ADA")

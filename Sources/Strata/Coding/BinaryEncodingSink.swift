@@ -18,6 +18,13 @@ final class BinaryEncodingSink {
     @exclusivity(unchecked) private(set) var deferredError: EncodingError?
     /// The keyed container boxes of this sink's encodes (see `BinaryKeyedEncodingContainerCache`).
     let keyedContainers = BinaryKeyedEncodingContainerCache.allocate()
+    /// Whether the sink is inside its top-level `BinaryInstanceEncoder.encode` (set after
+    /// `BinaryEncodingSinkCache.take`, cleared first thing in `recycle`). Cached boxes are handed
+    /// out only while it is set: the encode then keeps the sink alive, and `recycle` sees every
+    /// box that escaped. An encoder or container that escaped its encode holds the sink strongly
+    /// and may ask for keyed containers later; those are built owning the sink, since a cached box
+    /// (which holds the sink unretained) would outlive it once that escaped object is released.
+    @exclusivity(unchecked) var isEncoding = false
 
     /// `prefix` is copied to the start of the output (see `BinaryInstanceEncoder.encode(_:after:)`).
     init(prefix: [UInt8]) {

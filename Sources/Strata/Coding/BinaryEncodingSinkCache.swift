@@ -41,6 +41,8 @@ enum BinaryEncodingSinkCache {
 
     /// Offers a finished sink back to this thread's slot (see the invariants above).
     static func recycle(_ sink: inout BinaryEncodingSink) {
+        // From here on, keyed containers asked of an escaped encoder own the sink (`isEncoding`).
+        sink.isEncoding = false
         // A cached keyed container that escaped its `encode(to:)` refers to the sink unretained:
         // the sink is kept alive for good (never reused, never freed) rather than left dangling.
         guard sink.keyedContainers.allBoxesIdle() else {

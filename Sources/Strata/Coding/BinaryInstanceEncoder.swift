@@ -28,6 +28,7 @@ public struct BinaryInstanceEncoder: Sendable {
     /// absolute positions, so a prefix shifts nothing.
     func encode<T: Encodable>(_ value: T, after prefix: [UInt8]) throws -> [UInt8] {
         var sink = BinaryEncodingSinkCache.take(prefix: prefix)
+        sink.isEncoding = true
         defer { BinaryEncodingSinkCache.recycle(&sink) }
         if BinarySpecialValues.appendIfSpecial(value, to: &sink.output) {
             return sink.output.makeArray()

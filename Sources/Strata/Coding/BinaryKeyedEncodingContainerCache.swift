@@ -16,10 +16,17 @@
 ///   previous use is alive); a nested container of the same key type gets another entry (up to
 ///   `maximumEntriesPerKey`), deeper levels and more than `maximumEntries` types get containers
 ///   built as before (`BinaryKeyedEncodingContainer.make`).
+/// - Boxes are handed out only while the sink is inside its top-level encode
+///   (`BinaryEncodingSink.isEncoding`), so `recycle`'s `allBoxesIdle` sees every box handed out.
+///   An encoder or container that escaped holds the sink strongly and can ask for keyed
+///   containers after the encode; those own the sink, because a cached box would be freed under
+///   them with the sink once the escaped object is released.
 /// - A box referenced from elsewhere when its encode finished escaped its `encode(to:)` (misuse):
 ///   `BinaryEncodingSinkCache.recycle` then keeps the sink alive for good instead of reusing or
-///   freeing it (`allBoxesIdle`), so the escaped container finds a live sink whose frames are all
-///   closed, and using it is a stale-handle error, never a write into a later encode.
+///   freeing it (`allBoxesIdle`), so the escaped container finds a live sink that no later encode
+///   uses: using it is a stale-handle error once its frame is closed (always after an encode that
+///   finished), or after an encode that threw (frames left open) a write into that dead sink's
+///   output, which nobody reads; never a write into a later encode.
 /// - Relies on `KeyedEncodingContainer` being one reference to its box, checked once
 ///   (`isUsable`); if that ever changes, nothing is cached.
 struct BinaryKeyedEncodingContainerCache {
@@ -56,13 +63,13 @@ struct BinaryKeyedEncodingContainerCache {
     }
 
     /// A cached container for `Key` on `sink` at `handle`, or `make(sink, handle)` if none is free
-    /// and no entry can be added. (A closure, not an optional result: wrapping the container in an
+    /// and no entry can be added, or if `sink` is not inside its top-level encode (`isEncoding`). (A closure, not an optional result: wrapping the container in an
     /// optional looked up `KeyedEncodingContainer<Key>`'s metadata on every call.)
     func container<Key: CodingKey>(
         _: Key.Type, sink: BinaryEncodingSink, handle: BinaryFrameHandle,
         orMake make: (BinaryEncodingSink, BinaryFrameHandle) -> KeyedEncodingContainer<Key>
     ) -> KeyedEncodingContainer<Key> {
-        guard Self.isUsable else { return make(sink, handle) }
+        guard Self.isUsable, sink.isEncoding else { return make(sink, handle) }
         let keyType = ObjectIdentifier(Key.self)
         let cached = storage
         var entriesOfKey = 0

@@ -22,6 +22,10 @@
 /// a type it does not own, so importing it changes no other code's `<`.
 public protocol OrderedKey: Hashable, Sendable {
     /// Appends this value's order-preserving, self-delimiting encoding.
+    ///
+    /// Append only: the writer may already hold other bytes (a write path lends its key buffer,
+    /// and a composite key's earlier parts come first). Do not call `removeAll()` or assign
+    /// another writer; an insert that finds earlier bytes dropped throws `StrataError.misuse`.
     func encodeOrderedKey(into writer: inout OrderedKeyWriter)
 
     /// Reads exactly one encoding written by `encodeOrderedKey(into:)`, leaving the reader

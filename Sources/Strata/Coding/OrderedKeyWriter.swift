@@ -4,8 +4,13 @@
 /// its output is self-delimiting, because only self-delimiting pieces may be followed by
 /// further components in a composite key.
 public struct OrderedKeyWriter: Sendable {
-    /// The bytes written so far.
+    /// The bytes written so far. A writer a write path lends to `encodeOrderedKey(into:)` may
+    /// already hold bytes of earlier keys before this value's (see `OrderedKey`).
     public private(set) var bytes: [UInt8]
+    /// How many of `bytes` were lent with the buffer (`init(borrowing:)`), not written here.
+    private var lentCount = 0
+    /// Whether `removeAll()` dropped lent bytes (a conformer's misuse, reported by `returnBytes`).
+    private var droppedLentBytes = false
 
     public init(reservingCapacity capacity: Int = 64) {
         bytes = []
@@ -13,20 +18,27 @@ public struct OrderedKeyWriter: Sendable {
     }
 
     /// Forgets the bytes written, keeping the buffer: a writer reused for one key after
-    /// another allocates once.
+    /// another allocates once. Not for use inside `encodeOrderedKey(into:)` (which only appends).
     public mutating func removeAll() {
+        if lentCount > 0 { droppedLentBytes = true }
         bytes.removeAll(keepingCapacity: true)
     }
 
-    /// A writer with no storage of its own yet, to be handed a buffer by `swapBytes(with:)`.
-    init(lendingTo _: Void) {
+    /// A writer appending to `buffer`, which it takes without copying (left empty) until
+    /// `returnBytes(to:)`: a write path appends a key to a buffer it reuses.
+    init(borrowing buffer: inout [UInt8]) {
         bytes = []
+        swap(&bytes, &buffer)
+        lentCount = bytes.count
     }
 
-    /// Exchanges the bytes written with `other`'s, without copying: a write path appends a key
-    /// to a buffer it reuses by swapping the buffer in, writing, and swapping it back.
-    mutating func swapBytes(with other: inout [UInt8]) {
-        swap(&bytes, &other)
+    /// Gives the bytes back to `buffer`, for a writer made by `init(borrowing:)` from a buffer of
+    /// `lent` bytes. Returns whether those bytes are still its first ones, that is whether the code
+    /// that wrote only appended: false if it cleared the writer (`removeAll()`) or replaced it with
+    /// another one (whose `lentCount` is 0), when there were lent bytes to lose.
+    mutating func returnBytes(to buffer: inout [UInt8], lent: Int) -> Bool {
+        swap(&bytes, &buffer)
+        return lent == 0 || (!droppedLentBytes && lentCount == lent && buffer.count >= lent)
     }
 
     /// Appends one raw byte (fixed width, hence self-delimiting when the reader knows the width).

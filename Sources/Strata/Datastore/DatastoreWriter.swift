@@ -122,7 +122,9 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
                 // A new instance's one value per index is written straight into the reused key
                 // buffer, with no array of its own; nothing is removed, the value is checked.
                 let tree = try trees.index(at: position, named: target.tree, in: writeContext)
-                let value = scratch.appendValue { appendValue(instance, &$0) }
+                guard let value = scratch.appendValue({ appendValue(instance, &$0) }) else {
+                    throw StrataError.misuse("the encodeOrderedKey(into:) of \(definition.valueType) (index '\(target.name)' of '\(F.name)') removed bytes it had not written; it must only append to the writer")
+                }
                 if target.isUnique, try scratch.keys.withUnsafeBytes({
                     try isTaken(UnsafeRawBufferPointer(rebasing: $0[value]), byOtherThan: idBytes, in: tree)
                 }) {

@@ -115,12 +115,14 @@ struct WriteScratch {
 
     /// Writes a value at the end of `keys` with `write` (no array of its own); returns where its
     /// bytes are. `appendAddition(ofValueAt:…)` completes it into an added entry's key.
-    mutating func appendValue(_ write: (inout OrderedKeyWriter) -> Void) -> Range<Int> {
-        var writer = OrderedKeyWriter(lendingTo: ())
-        writer.swapBytes(with: &keys)
-        let start = writer.bytes.count
+    /// `write` runs a user's `encodeOrderedKey(into:)`, which must only append: nil if it dropped
+    /// the keys before its value (cleared or replaced the writer), which are then lost, so the
+    /// caller must abandon this write's changes (and throw).
+    mutating func appendValue(_ write: (inout OrderedKeyWriter) -> Void) -> Range<Int>? {
+        let start = keys.count
+        var writer = OrderedKeyWriter(borrowing: &keys)
         write(&writer)
-        writer.swapBytes(with: &keys)
+        guard writer.returnBytes(to: &keys, lent: start) else { return nil }
         return start..<keys.count
     }
 

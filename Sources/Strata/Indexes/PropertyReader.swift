@@ -9,8 +9,9 @@
 ///
 /// Invariant: `offset` is set only if `MemoryLayout<Root>.offset(of: keyPath)` returned it, which
 /// the standard library does only for directly addressable inline storage of a `Root` value (never
-/// for computed properties, property wrappers, class references or resilient layouts), so the
-/// value there is a `Value` bound in `Root`'s memory. Anything else reads through the key path.
+/// for computed or observed properties, property wrappers or class references; for a struct with
+/// a resilient layout it is the offset the runtime computed for this process), so the value there
+/// is a `Value` bound in `Root`'s memory. Anything else reads through the key path.
 @usableFromInline
 struct PropertyReader<Root, Value>: @unchecked Sendable {
     // @unchecked: the key path is `Sendable` (the index declarations require it) and the offset

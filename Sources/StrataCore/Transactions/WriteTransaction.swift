@@ -37,6 +37,8 @@ public final class WriteTransaction: Transaction {
     @exclusivity(unchecked) var leafHints = LeafHints()
     /// Inserts that went through the hint (for tests).
     @exclusivity(unchecked) var leafHintInserts = 0
+    /// Prefix lookups answered from the hinted leaf without a descent (for tests).
+    @exclusivity(unchecked) var leafHintLookups = 0
     /// Pages copied from the last commit's buffers instead of the file (for tests).
     @exclusivity(unchecked) var lastCommitCopies = 0
 
