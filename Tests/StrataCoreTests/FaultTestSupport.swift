@@ -4,7 +4,7 @@ import Testing
 import StrataTestFixtures
 
 /// A bound for a randomized or long-running test: the environment variable if set, else `standard`
-/// (what `swift test` runs). See README.md, "Fault tolerance".
+/// (what `swift test` runs). See Tests/StrataCoreTests/README.md, "Fault tolerance and hostile input".
 func environmentCount(_ name: String, default standard: Int) -> Int {
     ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? standard
 }

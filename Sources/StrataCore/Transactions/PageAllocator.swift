@@ -88,7 +88,8 @@ struct PageAllocator {
         return true
     }
 
-    /// The policy for single pages. A commit writes each run of consecutive pages in one call, and
+    /// The policy for single pages. A commit writes each run of consecutive pages in as few calls as
+    /// its 16 KiB pieces allow (`PosixFile.writeSpan`), and
     /// a 4 KiB write into a page-cache folio pays a walk of the whole folio, so pages that lie
     /// together are much cheaper to write than scattered ones (measured on a one-put commit of a
     /// store filled at random: six pages took six `pwrite`s, in runs they take three). In order:
