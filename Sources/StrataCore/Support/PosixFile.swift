@@ -16,8 +16,21 @@ final class PosixFile: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Releases every lock of this descriptor, then closes it.
+    ///
+    /// Why unlock first: OFD locks belong to the open file description, and closing our descriptor
+    /// ends them only when no other descriptor refers to that description. A child that another
+    /// thread is spawning holds a copy of every descriptor from its clone until its `exec` closes
+    /// them (`O_CLOEXEC`), so without the unlock a closed handle's locks outlived it for that
+    /// moment: a store reopened then looked open elsewhere, and its newest commit went
+    /// unverified (`ReopenWhileSpawningTests`), and a writer lock could look held. Unlocking
+    /// through any descriptor of the description releases them for every copy; the locks of
+    /// other descriptions of the same file (other handles) are untouched.
     func close() {
-        if descriptor >= 0 { _ = Glibc.close(descriptor); descriptor = -1 }
+        guard descriptor >= 0 else { return }
+        unlock(offset: 0, length: 0) // length 0: to the end of the file and beyond
+        _ = Glibc.close(descriptor)
+        descriptor = -1
     }
 
     static func error(_ operation: String, _ path: String, _ code: Int32 = errno) -> StrataError {
