@@ -78,6 +78,41 @@ import Testing
         #expect(db.generation == generation)
     }
 
+    /// A meta whose transaction number is near `UInt64.max` (forged with valid checksums, or bit
+    /// rot that kept them) would make the next write's `transactionID + 1` and the reader report's
+    /// `generation + 1` trap. Such a meta is refused like any other invalid one: the store opens at
+    /// the commit before, writes and reports readers.
+    @Test func forgedHugeTransactionNumberIsRefusedNotTrapped() throws {
+        let dir = try makeStore()
+        let (generation, pageSize) = try { () throws -> (UInt64, Int) in
+            let db0 = try Database(path: dir.path, mode: .readOnly)
+            return (db0.generation, db0.pageSize)
+        }()
+        let start = Int(generation % 2) * pageSize
+        var meta = try read(dir.path + "/data", at: UInt64(start), count: pageSize)
+        let forged = UInt64.max - (1 - generation % 2) // the slot's parity, as a real meta has
+        meta.withUnsafeMutableBytes { bytes in
+            let base = bytes.baseAddress!
+            base.storeBytes(of: forged, toByteOffset: MetaPage.Offset.transactionID, as: UInt64.self)
+            // A meta naming no pages passes verification at open whatever its commit wrote.
+            base.storeBytes(of: UInt32(0), toByteOffset: MetaPage.Offset.runCount, as: UInt32.self)
+            base.storeBytes(of: UInt64(0), toByteOffset: MetaPage.Offset.pageDigest, as: UInt64.self)
+            let list = Checksum.hash(base + MetaPage.Offset.pageDigest, count: 8, seed: Checksum.seed ^ forged)
+            base.storeBytes(of: list, toByteOffset: MetaPage.Offset.runChecksum, as: UInt64.self)
+            base.storeBytes(of: Checksum.hash(base, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
+        }
+        try patch(dir.path + "/data", at: UInt64(start), meta)
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        #expect(db.generation == generation - 1)
+        _ = try db.readerReport()
+        try db.write { tx in try tx.put("after", "forgery", in: try tx.tree("t")) }
+        #expect(db.generation == generation)
+        #expect(try db.check().isClean)
+        #expect(MetaPage.largestTransactionID < SnapshotPins.largestPinnable)
+    }
+
     @Test func bothMetasCorrupt() throws {
         let dir = try makeStore()
         let pageSize = try Database(path: dir.path, mode: .readOnly).pageSize

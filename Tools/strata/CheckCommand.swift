@@ -32,7 +32,7 @@ enum CheckCommand: Command {
         var text = ""
         let problems = storeReport.problems
         for problem in problems { text += "problem: \(problem)\n" }
-        let entries = report.trees.reduce(UInt64(0)) { $0 + $1.record.entries }
+        let entries = report.entryCount
         text += "\(path): generation \(report.generation), \(plural(report.pageCount, "page")) checked "
         text += "(\(grouped(report.treePages)) in trees, \(grouped(report.freePages)) free), "
         text += "\(plural(report.trees.count, "tree")), \(plural(entries, "entry", "entries"))"

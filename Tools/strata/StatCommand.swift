@@ -38,7 +38,7 @@ enum StatCommand: Command {
         text += "file size    \(byteCount(fileSize)) (\(grouped(fileSize)) bytes)\n"
         text += "used size    \(byteCount(usedBytes)) (\(grouped(report.pageCount)) pages × \(report.pageSize))\n"
         // The walk counts the catalog's and the free list's own pages as tree pages too.
-        let named = report.trees.reduce(UInt64(0)) { $0 + $1.record.branchPages + $1.record.leafPages + $1.record.overflowPages }
+        let named = report.namedTreePages
         let bookkeeping = report.treePages - min(report.treePages, named)
         text += "pages        \(grouped(named)) in trees, \(grouped(bookkeeping)) catalog and free list, \(grouped(report.freePages)) free, \(report.metaPages) meta"
         let unaccounted = report.pageCount - min(report.pageCount, report.treePages + report.freePages + report.metaPages)

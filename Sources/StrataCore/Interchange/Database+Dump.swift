@@ -125,7 +125,7 @@ extension Database {
             let names = try transaction.treeNames()
             for name in requested where !names.contains(name) { throw DumpError.noSuchTree(path: path, name: name, available: names) }
             let trees = requested.isEmpty ? names : requested
-            let total = try trees.reduce(UInt64(0)) { $0 + UInt64(try transaction.count(transaction.tree($1))) }
+            let total = try trees.saturatingSum { UInt64(try transaction.count(transaction.tree($0))) }
             var buffer: [UInt8] = []
             buffer.reserveCapacity((1 << 20) + 4096)
             func flush() throws {

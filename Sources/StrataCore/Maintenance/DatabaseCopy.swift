@@ -101,7 +101,7 @@ extension Database {
         // Unsynced batches: the whole file is synced once at the end (a failed copy is removed).
         options.durability = .none
         let names = try transaction.treeNames()
-        let total = try names.reduce(UInt64(0)) { $0 + UInt64(try transaction.count(transaction.tree($1))) }
+        let total = try names.saturatingSum { UInt64(try transaction.count(transaction.tree($0))) }
         let target = try Database(path: destination, mode: .readWrite, options: options)
         defer { target.close() }
         var write = try target.beginWrite()

@@ -81,6 +81,13 @@ struct MetaPage: Equatable {
         var count: UInt64
     }
 
+    /// The largest transaction number a valid meta holds. Numbers grow by one a commit, so no store
+    /// comes near it (2^62 commits at ten million a second take 14,000 years); a meta beyond it is
+    /// forged or damaged, and accepting one would make `transactionID + 1` of the next write and
+    /// `generation + 1` of the reader report trap. It lies below `SnapshotPins.largestPinnable`, so
+    /// a read-only reader can pin every generation a valid meta names.
+    static let largestTransactionID: UInt64 = 1 << 62
+
     /// Runs that fit in a meta page, one slot short of the page so that a meta write is always
     /// shorter than any page write (fault-injection doubles tell them apart by length).
     static func runCapacity(pageSize: Int) -> Int { (pageSize - encodedSize) / 8 - 1 }
@@ -142,7 +149,7 @@ struct MetaPage: Equatable {
                             pageCount: base.loadUnaligned(fromByteOffset: Offset.pageCount, as: UInt64.self),
                             commitTime: base.loadUnaligned(fromByteOffset: Offset.commitTime, as: UInt64.self),
                             formatVersion: version)
-        guard meta.transactionID % 2 == slot || meta.transactionID == 0 else {
+        guard meta.transactionID % 2 == slot || meta.transactionID == 0, meta.transactionID <= MetaPage.largestTransactionID else {
             return .failure(.invalid("meta \(slot) holds transaction \(meta.transactionID)"))
         }
         guard meta.pageCount >= PageLayout.metaPageCount, meta.pageCount < (1 << 48) else {

@@ -22,6 +22,14 @@ public struct CheckReport: Sendable {
     public var metaPages: UInt64 { PageLayout.metaPageCount }
     /// The named trees of the catalog whose records could be read, in catalog order.
     public var trees: [TreeSummary] = []
+    /// The entries of all named trees as their records state them; `UInt64.max` if damaged
+    /// records add up to more (the check reports which records disagree with their trees).
+    public var entryCount: UInt64 { trees.saturatingSum { $0.record.entries } }
+    /// The pages of all named trees as their records state them (branch, leaf and overflow);
+    /// `UInt64.max` if damaged records add up to more.
+    public var namedTreePages: UInt64 {
+        trees.saturatingSum { [$0.record.branchPages, $0.record.leafPages, $0.record.overflowPages].saturatingSum { $0 } }
+    }
     /// Human-readable descriptions of everything wrong; empty when the store is clean.
     public var problems: [String] = []
     /// True when the check found no problem.
