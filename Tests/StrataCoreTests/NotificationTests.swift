@@ -139,6 +139,66 @@ import Testing
         first.cancel()
     }
 
+    /// A commit whose snapshot the poller cannot take (every reader slot held) must not keep it
+    /// polling at its fast interval: before the fix a full reader table made it wake ~20,000
+    /// times a second for as long as the slots stayed taken. Once a slot frees, the commit is
+    /// delivered.
+    @Test func aFullReaderTableNeitherSpinsThePollerNorLosesTheCommit() async throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.readerSlots = 2
+        let db = try Database(path: dir.path, options: options)
+        defer { db.close() }
+        try db.write { tx in try tx.put("k", "0", in: try tx.createTree("t")) }
+        let stream = try db.changes()
+        defer { stream.cancel() }
+        let readers = [try db.beginRead(), try db.beginRead()]
+        #expect(throws: StrataError.readerTableFull(capacity: 2)) { _ = try db.beginRead() }
+        try db.write { tx in try tx.put("k", "1", in: try tx.tree("t")) }
+        try await Task.sleep(nanoseconds: 300_000_000) // past the hot window of a real change
+        let before = ChangeMonitor.shared.wakeCount
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let wakes = ChangeMonitor.shared.wakeCount - before
+        // Backed off to the 50 ms idle interval: about 10 wake-ups; hot, about 10,000.
+        #expect(wakes < 1_000, "the poller woke \(wakes) times in 0.5 s while it could not read the commit")
+        #expect(stream.generation < db.generation)
+        #expect(stream.failure == nil)
+        for reader in readers { reader.end() }
+        for _ in 0..<5_000 where stream.generation < db.generation { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(stream.generation == db.generation)
+        #expect(!stream.isFinished)
+    }
+
+    /// A newest commit whose catalog is damaged can never be delivered: the streams end, and
+    /// `failure` says why, instead of waiting for an event that never comes.
+    @Test func aDamagedCatalogEndsTheStreamsWithTheError() async throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        try db.write { tx in try tx.put("k", "0", in: try tx.createTree("t")) }
+        let stream = try db.changes()
+        defer { stream.cancel() }
+        let pageSize = db.pageSize
+        let path = dir.path + "/data"
+        ChangeMonitor.shared.runOnceDuringNextDelivery(to: db) {
+            // On the poller thread, before it reads the new snapshot: break its catalog root's
+            // page kind (the catalog record is at byte 56 of the newest meta).
+            let generation = db.generation
+            guard let root = try? readFile(path, at: UInt64(Int(generation % 2) * pageSize + MetaPage.Offset.catalog), count: 8) else { return }
+            let page = root.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            try? patchFile(path, at: page * UInt64(pageSize) + UInt64(PageLayout.kindOffset), [0xEE])
+        }
+        try db.write { tx in try tx.put("k", "1", in: try tx.tree("t")) }
+        for _ in 0..<5_000 where !stream.isFinished { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(stream.isFinished)
+        guard case StrataError.corruptPage = try #require(stream.failure) else {
+            Issue.record("expected corruptPage, got \(String(describing: stream.failure))")
+            return
+        }
+        var events = stream.makeAsyncIterator()
+        #expect(await events.next() == nil)
+    }
+
     /// Filtered streams, driven with plain stamp dictionaries: a watched tree that appears,
     /// changes, disappears or never exists, and unwatched trees that change.
     @Test func aFilteredStreamReportsOnlyItsTreesAppearingChangingAndDisappearing() async throws {

@@ -41,5 +41,7 @@ enum WatchCommand: Command {
             if limit > 0 && seen >= limit { break }
         }
         stream.cancel()
+        // The poller ends a stream whose newest commits it cannot read (damage): say why.
+        if let failure = stream.failure { throw failure }
     }
 }

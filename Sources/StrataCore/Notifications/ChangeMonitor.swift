@@ -29,7 +29,14 @@ public final class ChangeMonitor: @unchecked Sendable {
         /// while it ran: a stream it did not deliver to would otherwise be left behind the
         /// generation it skipped, and hear nothing until the next commit.
         var subscriptions: UInt64 = 0
+        /// Deliveries in a row that could not read the new snapshot (reset by a success).
+        var failedDeliveries = 0
     }
+
+    /// Failed deliveries in a row after which an error that does not clear by itself (damage,
+    /// anything but a full reader table) ends the store's streams with that error. A few, not
+    /// one: a snapshot can fail once for a reason that passes (a store file being replaced).
+    static let failuresBeforeEnding = 3
 
     private struct State {
         var watched: [ObjectIdentifier: Watched] = [:] {
@@ -137,10 +144,14 @@ public final class ChangeMonitor: @unchecked Sendable {
             if plan?.schedule != tick.schedule { plan = PollingPlan(schedule: tick.schedule) }
             var commitTime: UInt64?
             for (database, seen) in tick.changed {
+                // Only a delivered change makes the poller hot: a store whose snapshot cannot be
+                // read (a full reader table, damage) would otherwise keep it polling every fast
+                // interval forever. Its generation stays unseen, so it is retried at the
+                // backed-off pace instead.
+                guard deliver(database, seen: seen) else { continue }
                 // With several stores the stamps interleave; their cadences then rarely agree,
                 // and the plan falls back to its ordinary schedule by itself.
                 commitTime = database.lastCommitMonotonicTime(now: Clock.monotonicNanoseconds())
-                deliver(database, seen: seen)
             }
             let now = Clock.monotonicNanoseconds()
             if let commitTime { plan!.observedChange(at: now, commitTime: commitTime) }
@@ -154,8 +165,9 @@ public final class ChangeMonitor: @unchecked Sendable {
         state.withLock { $0.afterTakingStreams = (ObjectIdentifier(database), body) }
     }
 
-    /// Computes and hands out the events for one store's streams from one new snapshot.
-    private func deliver(_ database: Database, seen: UInt64) {
+    /// Computes and hands out the events for one store's streams from one new snapshot. Returns
+    /// false if the snapshot could not be read (the streams heard nothing).
+    private func deliver(_ database: Database, seen: UInt64) -> Bool {
         let key = ObjectIdentifier(database)
         let (streams, subscriptions, seam) = state.withLock { state in
             let seam = state.afterTakingStreams?.store == key ? state.afterTakingStreams?.body : nil
@@ -174,13 +186,31 @@ public final class ChangeMonitor: @unchecked Sendable {
             // generation where it was, so the next tick delivers again and reaches that stream
             // too (delivery is idempotent for the others).
             state.withLock { state in
-                guard let watched = state.watched[key], watched.generation == seen, watched.subscriptions == subscriptions else { return }
+                guard let watched = state.watched[key] else { return }
+                state.watched[key]!.failedDeliveries = 0
+                guard watched.generation == seen, watched.subscriptions == subscriptions else { return }
                 state.watched[key]!.generation = generation
             }
+            return true
         } catch {
-            // A closed store ends its streams; anything else (a full reader table, a snapshot that
-            // could not be taken) is retried on the next tick, since the generation stays unseen.
-            if database.isClosed { for stream in streams { stream.cancel() } }
+            // A closed store ends its streams. A full reader table is retried on later ticks
+            // (the generation stays unseen) for as long as it lasts: readers leave. Anything else
+            // (a damaged catalog) ends the streams with the error after a few tries, rather than
+            // leave them waiting for an event that will never come.
+            if database.isClosed {
+                for stream in streams { stream.cancel() }
+                return false
+            }
+            let failures = state.withLock { state -> Int in
+                guard state.watched[key] != nil else { return 0 }
+                state.watched[key]!.failedDeliveries += 1
+                return state.watched[key]!.failedDeliveries
+            }
+            if case StrataError.readerTableFull = error { return false }
+            if failures >= ChangeMonitor.failuresBeforeEnding {
+                for stream in streams { stream.end(failure: error) }
+            }
+            return false
         }
     }
 }

@@ -1,8 +1,9 @@
 import Synchronization
 
 /// An `AsyncSequence` of `CommitEvent`s for one store, fed by the process's `ChangeMonitor`.
-/// It ends when the iterating task is cancelled or `cancel()` is called; the poller stops when the
-/// last stream of the process ends. Iterate a stream from one task at a time (subscribe again for
+/// It ends when the iterating task is cancelled, `cancel()` is called, the handle is closed, or
+/// the poller cannot read the store's newest commits (damage: `failure` says why); the poller
+/// stops when the last stream of the process ends. Iterate a stream from one task at a time (subscribe again for
 /// a second observer): an iteration that finds another one already waiting ends at once (nil).
 public final class ChangeStream: AsyncSequence, Sendable {
     /// One or more commits: events not yet taken by an iteration are merged into one.
@@ -18,6 +19,7 @@ public final class ChangeStream: AsyncSequence, Sendable {
         var pending: CommitEvent?
         var waiter: UnsafeContinuation<CommitEvent?, Never>?
         var finished = false
+        var failure: (any Error)?
         /// Generation and per-tree last-modified stamps the next event is computed against.
         var generation: UInt64
         var treeStamps: [String: UInt64]
@@ -32,6 +34,23 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     /// The generation this stream's view is at (its last delivered or pending event).
     public var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Why the poller ended this stream, if it did: the error that kept it from reading the
+    /// store's newest commits several times in a row (for example `StrataError.corruptPage` for
+    /// a damaged catalog). nil while the stream runs and after an ordinary end (cancellation,
+    /// a closed handle). A full reader table never ends a stream: it waits for a free slot.
+    ///
+    /// ```swift
+    /// for await event in stream { handle(event) }
+    /// if let failure = stream.failure { log("stopped watching: \(failure)") }
+    /// ```
+    public var failure: (any Error)? { state.withLock { $0.failure } }
+
+    /// Ends the stream because its store cannot be read (see `failure`).
+    func end(failure: any Error) {
+        state.withLock { $0.failure = $0.finished ? $0.failure : failure }
+        cancel()
+    }
 
     /// Ends the stream; an iteration waiting for the next event returns nil.
     public func cancel() {
