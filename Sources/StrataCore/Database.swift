@@ -167,9 +167,12 @@ public final class Database: Sendable {
             skipped = choice.skipped
             return choice.meta
         }
+        // A lock file created here takes the data file's modes (`options.fileMode` made those
+        // when the store was created): created by whoever opens a store first, it must not lock
+        // out the users the store is shared with.
         (lockFile, registration) = try LockFile.open(path: path + "/lock", mode: mode, requestedSlots: options.readerSlots,
                                                      pageSize: newest.pageSize, dataPath: dataPath, dataInode: inode,
-                                                     fileMode: options.fileMode, verifiedNewest: verifyNewest) {
+                                                     fileMode: mode_t(status.st_mode) & 0o666, verifiedNewest: verifyNewest) {
             try verifyNewest().transactionID
         }
         pageSize = newest.pageSize

@@ -60,7 +60,8 @@ public struct DatabaseOptions: Sendable {
     /// The default, 0o600, lets only the creating user open the store. For a store that other
     /// users, a group or an app extension may read, create it with 0o644 (directory 0o755) or 0o640
     /// (0o750): such a reader opens it `.readOnly` and needs no write permission (see `Database`).
-    /// The process umask applies, as to any file created; an existing store keeps its modes.
+    /// The process umask applies, as to any file created; an existing store keeps its modes (a
+    /// lock file missing from an existing store is created with its data file's modes).
     public var fileMode: mode_t = 0o600
     /// What a read-write open does when another handle holds the writer lock. Default: `.fail`
     /// (`StrataError.writerLocked`); `.wait(seconds:)` ends in `StrataError.writerLockTimedOut`.

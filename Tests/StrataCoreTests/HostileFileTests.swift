@@ -139,6 +139,24 @@ import Testing
         }
     }
 
+    /// A lock file created for an existing store (deleted by a clean-up, or never copied with a
+    /// backup) takes the data file's modes, not the opener's `fileMode`: a store shared 0644 must
+    /// stay readable by the users it was shared with, whoever opens it first. Before the fix a
+    /// default-options open created it 0600, and every other user's read-only open failed EACCES.
+    @Test func aRecreatedLockFileTakesTheDataFilesModes() throws {
+        let dir = try makeStore(fileMode: 0o644)
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
+        #expect(unlink(dir.path + "/lock") == 0)
+        _ = try Database(path: dir.path, mode: .readOnly).generation // default options: fileMode 0600
+        var data = stat(), lock = stat()
+        #expect(stat(dir.path + "/data", &data) == 0 && stat(dir.path + "/lock", &lock) == 0)
+        #expect(lock.st_mode & 0o777 == data.st_mode & 0o666, "lock \(String(lock.st_mode & 0o777, radix: 8)), data \(String(data.st_mode & 0o777, radix: 8))")
+        if geteuid() == 0 {
+            try waitUntilNobodyHasTheStoreOpen(dir.path)
+            #expect(try openWithoutPrivileges(dir.path, mode: "ro") == "opened")
+        }
+    }
+
     @Test func symbolicLinksAndDirectoriesInPlaceOfStoreFiles() throws {
         let real = try makeStore()
         // The store directory itself as a symbolic link: refused (a link can be retargeted under a
