@@ -41,6 +41,32 @@ import StrataTestFixtures
         #expect(throws: StrataError.self) { try store.database.copy(to: plain) }
     }
 
+    /// A copy never writes into or removes anything it did not create: an existing directory
+    /// (empty, or another store) is refused and left as it was, for both kinds of copy. A
+    /// destination written with a trailing slash names the directory itself.
+    @Test func copyLeavesExistingDestinationsAloneAndAcceptsATrailingSlash() throws {
+        let dir = TemporaryDirectory()
+        let (store, books) = try filledStore(dir)
+        let expected = try books.loadAll()
+        let empty = dir.parent + "/empty.strata"
+        #expect(mkdir(empty, 0o700) == 0)
+        let other = dir.parent + "/other.strata"
+        try Database(path: other).write { tx in try tx.put("mine", "not the copy's", in: try tx.createTree("t")) }
+        for destination in [empty, other, other + "/"] {
+            for compact in [false, true] {
+                #expect(throws: StrataError.self) { try store.database.copy(to: destination, compact: compact) }
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
+        let kept = try Database(path: other, mode: .readOnly).read { tx in try tx.get("mine", in: tx.tree("t"))?.bytes }
+        #expect(kept == Array("not the copy's".utf8))
+        for (name, compact) in [("slash", false), ("slash-compact", true)] {
+            let path = dir.parent + "/\(name).strata"
+            try store.database.copy(to: path + "//", compact: compact)
+            #expect(try Store(at: path, mode: .readOnly).datastore(BookFormat.self).loadAll() == expected)
+        }
+    }
+
     @Test func dumpAndLoadRoundTrip() throws {
         let dir = TemporaryDirectory()
         let (store, _) = try filledStore(dir)

@@ -33,16 +33,26 @@ extension Database {
     @discardableResult
     public func copy(to destination: String, compact: Bool = false, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> CopyReport {
         try checkOpen()
-        var info = stat()
-        guard lstat(destination, &info) != 0 else {
-            throw StrataError.misuse("\(destination) already exists; a copy never overwrites, choose a new destination")
-        }
+        // "b.strata/" names the directory, not a child of it: its parent is what must be synced.
+        var destination = destination
+        while destination.count > 1 && destination.hasSuffix("/") { destination.removeLast() }
         let mode = try dataFile.status().st_mode & 0o777
-        let transaction = try beginRead()
-        defer { transaction.end() }
+        // The directory is created here, in one step that fails if anything is at the path: a
+        // check first and a `mkdir` later would let another process's store appear in between,
+        // and the clean-up of a failed copy would then delete its files. From here on everything
+        // in the directory is this copy's. Directories need search permission wherever the files
+        // grant read permission.
+        guard mkdir(destination, mode | ((mode & 0o444) >> 2)) == 0 else {
+            if errno == EEXIST { throw StrataError.misuse("\(destination) already exists; a copy never overwrites, choose a new destination") }
+            throw PosixFile.error("mkdir", destination)
+        }
         do {
+            let transaction = try beginRead()
+            defer { transaction.end() }
             let report = compact ? try compactCopy(transaction, to: destination, mode: mode, progress: progress)
                                  : try pageCopy(transaction, to: destination, mode: mode, progress: progress)
+            // The data file's entry in the new directory, then the directory's in its parent.
+            StoreDirectory.sync(directory: destination)
             StoreDirectory.syncDirectory(of: destination)
             return report
         } catch {
@@ -54,8 +64,6 @@ extension Database {
     private func pageCopy(_ transaction: ReadTransaction, to destination: String, mode: mode_t,
                           progress: ((UInt64, UInt64) -> Void)?) throws -> CopyReport {
         let pageCount = transaction.pageCount
-        // A directory needs search permission wherever the file has read permission.
-        guard mkdir(destination, mode | ((mode & 0o444) >> 2)) == 0 else { throw PosixFile.error("mkdir", destination) }
         let output = try PosixFile(path: destination + "/data", flags: O_WRONLY | O_CREAT | O_EXCL, mode: mode)
         defer { output.close() }
         // The snapshot's meta, encoded afresh (never read back from the file, where the writer

@@ -45,7 +45,13 @@ enum StoreDirectory {
     static func syncDirectory(of path: String) {
         var directory = path
         if let slash = directory.lastIndex(of: "/") { directory = String(directory[..<slash]) } else { directory = "." }
-        let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        sync(directory: directory.isEmpty ? "/" : directory)
+    }
+
+    /// Syncs the directory at `directory` itself (the entries in it), best effort like
+    /// `syncDirectory(of:)`.
+    static func sync(directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)
             Glibc.close(fd)
