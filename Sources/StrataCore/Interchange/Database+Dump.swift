@@ -161,8 +161,9 @@ extension Database {
     /// Loads the rest of a dump: trees are created as they appear (an existing one is emptied
     /// first with `replace`) and entries put in the order given, committing every `batch`
     /// entries, so a failed load leaves the batches before the failure committed. Without
-    /// `replace` the store must hold no trees (`DumpError.storeNotEmpty`). A bad line throws
-    /// `DumpError.invalidLine` naming it.
+    /// `replace` the store must hold no trees (`DumpError.storeNotEmpty`). A bad line, or one this
+    /// store cannot hold (a key too large for its page size), throws `DumpError.invalidLine`
+    /// naming it; a failure of the store itself throws its `StrataError` (`diskFull`, `io`, ...).
     @discardableResult
     public func load(_ dump: DumpReader, replace: Bool = false, batch: Int = 10_000,
                      progress: ((_ entries: Int, _ bytesRead: UInt64) -> Void)? = nil) throws -> DumpSummary {
@@ -211,6 +212,13 @@ extension Database {
                 }
             } catch let error as DumpError {
                 throw error
+            } catch let error as StrataError {
+                switch error {
+                case .keyTooLarge, .valueTooLarge, .misuse, .treeExists, .treeNotFound:
+                    throw invalid("\(error)") // the line asks for something this store cannot hold
+                default:
+                    throw error // the store's failure (a full disk, an I/O error, a closed handle), not the line's
+                }
             } catch {
                 throw invalid("\(error)")
             }
