@@ -171,7 +171,7 @@ public final class Database: Sendable {
         // when the store was created): created by whoever opens a store first, it must not lock
         // out the users the store is shared with.
         (lockFile, registration) = try LockFile.open(path: path + "/lock", mode: mode, requestedSlots: options.readerSlots,
-                                                     pageSize: newest.pageSize, dataPath: dataPath, dataInode: inode,
+                                                     pageSize: newest.pageSize, dataFile: dataFile, dataPath: dataPath, dataInode: inode,
                                                      fileMode: mode_t(status.st_mode) & 0o666, verifiedNewest: verifyNewest) {
             try verifyNewest().transactionID
         }

@@ -100,8 +100,7 @@ import Testing
         #expect {
             second = try Database(path: dir.path)
         } throws: { error in
-            guard case StrataError.writerLocked = error else { return false }
-            return true
+            error as? StrataError == .lockFileReplaced(path: dir.path)
         }
         if let second {
             // Show what two writers do to the store.
@@ -111,6 +110,27 @@ import Testing
             let values = try reopened.read { tx in (try tx.string("key 1", in: tx.tree("t")), try tx.string("key 2", in: tx.tree("t"))) }
             print("[hostileFiles] two writers after the lock file was deleted: generation \(reopened.generation), key 1 = \(values.0 ?? "nil"), key 2 = \(values.1 ?? "nil") (one writer's commit is lost)")
         }
+    }
+
+    /// A reader that finds no lock file while a writer is running (its lock file was deleted
+    /// under it) would start a fresh reader table the writer never reads: its snapshot would not
+    /// hold back page reuse, and the generation it follows would never move. The writer still
+    /// holds the data file's writer lock, so the open is refused with a typed error instead, for
+    /// a read-write-capable reader and for one without write permission alike.
+    @Test func readersRefuseALockFileDeletedUnderARunningWriter() throws {
+        let dir = try makeStore(fileMode: 0o644)
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
+        let writer = try Database(path: dir.path)
+        defer { writer.close() }
+        #expect(unlink(dir.path + "/lock") == 0)
+        #expect(throws: StrataError.lockFileReplaced(path: dir.path)) { _ = try Database(path: dir.path, mode: .readOnly) }
+        if geteuid() == 0 {
+            #expect(try openWithoutPrivileges(dir.path, mode: "ro") == "refused \(StrataError.lockFileReplaced(path: dir.path))")
+        }
+        // Once the writer is gone, the store opens as usual.
+        writer.close()
+        try waitUntilNobodyHasTheStoreOpen(dir.path)
+        #expect(try Database(path: dir.path, mode: .readOnly).generation == 3)
     }
 
     /// Root ignores permission bits, so as root the opening runs in a child that drops to uid 65534.

@@ -8,18 +8,23 @@ extension LockFile {
     /// directory or volume) falls back to reading: with a lock file in use or left valid, it maps
     /// it read-only and pins snapshots with read locks (`SnapshotPins`); with none it can use (no
     /// lock file, or a stale one nobody has open), it reads the newest commit alone (`.detached`).
-    static func open(path: String, mode: AccessMode, requestedSlots: Int, pageSize: Int, dataPath: String, dataInode: UInt64,
+    static func open(path: String, mode: AccessMode, requestedSlots: Int, pageSize: Int, dataFile: PosixFile, dataPath: String, dataInode: UInt64,
                      fileMode: mode_t, verifiedNewest: () throws -> MetaPage,
                      committedGeneration: () throws -> UInt64) throws -> (LockFile, SnapshotRegistration) {
         do {
-            let lockFile = try LockFile(path: path, requestedSlots: requestedSlots, pageSize: pageSize, dataInode: dataInode,
+            let lockFile = try LockFile(path: path, requestedSlots: requestedSlots, pageSize: pageSize, dataFile: dataFile, dataInode: dataInode,
                                         fileMode: fileMode, committedGeneration: committedGeneration)
             return (lockFile, .readerTable)
         } catch StrataError.io(operation: "open", _, let code) where mode == .readOnly && (code == EACCES || code == EPERM || code == EROFS) {
             if let shared = try LockFile(readingOnly: path, dataInode: dataInode, verifiedNewest: verifiedNewest) {
                 return (shared, .pins(SnapshotPins(file: shared.file)))
             }
-            // Nobody can be writing (no usable lock file): the newest meta whose pages all verify.
+            // No usable lock file. A writer whose lock file was deleted still holds the data file's
+            // writer lock; reading alone beside it would let it reuse this handle's pages.
+            if try dataFile.isLockedByOthers(offset: LockFile.writerLockByte) {
+                throw StrataError.lockFileReplaced(path: String(path.dropLast("/lock".count)))
+            }
+            // Nobody is writing: the newest meta whose pages all verify.
             let newest = try verifiedNewest()
             return (try LockFile(detachedAt: newest.transactionID, dataPath: dataPath), .detached(newest))
         }

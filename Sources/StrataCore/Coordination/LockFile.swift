@@ -45,7 +45,7 @@ final class LockFile: @unchecked Sendable {
     /// handle has the store open, the file is (re)initialized: stale generation and reader slots
     /// left by processes that died are discarded and the generation is set from `committedGeneration`.
     /// Runs under the set-up lock so two openers never initialize concurrently.
-    init(path: String, requestedSlots: Int, pageSize: Int, dataInode: UInt64, fileMode: mode_t,
+    init(path: String, requestedSlots: Int, pageSize: Int, dataFile: PosixFile, dataInode: UInt64, fileMode: mode_t,
          committedGeneration: () throws -> UInt64) throws {
         let file = try PosixFile(path: path, flags: O_RDWR | O_CREAT, mode: fileMode)
         try file.lockWaiting(offset: LockFile.setupLockByte)
@@ -64,6 +64,12 @@ final class LockFile: @unchecked Sendable {
         let headerValid = header.isValid(forDataInode: dataInode)
 
         if alone {
+            // Nobody has this lock file open, yet a writer may be running: one whose lock file was
+            // deleted or replaced keeps the data file's writer lock (`WriterLock`). A fresh table
+            // here would be one that writer never reads or publishes to: refuse.
+            if try dataFile.isLockedByOthers(offset: LockFile.writerLockByte) {
+                throw StrataError.lockFileReplaced(path: String(path.dropLast("/lock".count)))
+            }
             // Nobody else has the store open: start from a clean table.
             let slots = max(1, min(requestedSlots, 1 << 16))
             let size = LockFile.byteCount(slots: slots)

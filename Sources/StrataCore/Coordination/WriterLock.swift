@@ -7,7 +7,9 @@ import Glibc
 enum WriterLock {
     /// The writer lock is taken on the lock file and then on the data file: a writer whose lock
     /// file was deleted (or replaced) under it still holds the data file's lock, so a second
-    /// writer arriving with a fresh lock file is refused too.
+    /// writer arriving with a fresh lock file is refused too. (`LockFile` already refuses to
+    /// start a fresh table while that lock is held, `lockFileReplaced`; this covers a lock file
+    /// replaced between that check and here.)
     static func acquire(_ lockFile: LockFile, dataFile: PosixFile, path: String, wait: WriterLockWait) throws {
         try acquireOnLockFile(lockFile, path: path, wait: wait)
         let deadline: UInt64? = {

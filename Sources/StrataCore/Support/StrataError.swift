@@ -23,6 +23,10 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
     case readerTableFull(capacity: Int)
     /// Another handle holds the writer lock.
     case writerLocked(path: String, holderPID: Int32)
+    /// The store's lock file was deleted or replaced while a writer still has the store open (it
+    /// holds the data file's writer lock): a new handle could not follow that writer's generation
+    /// or hold back its page reuse. Stop that writer (or wait for it to close), then open again.
+    case lockFileReplaced(path: String)
     /// Waiting for the writer lock gave up.
     case writerLockTimedOut(path: String, holderPID: Int32, seconds: Double)
     /// The disk is full; the failed commit left the store at its previous generation.
@@ -65,6 +69,8 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .writerLocked(path, pid):
             let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
             return "\(path) is already open for writing by \(holder); open it read-only, or wait for the writer with a timeout"
+        case let .lockFileReplaced(path):
+            return "the lock file of \(path) was deleted or replaced while a writer still has the store open; new handles cannot follow that writer: stop it (or wait until it closes the store), then open the store again"
         case let .writerLockTimedOut(path, pid, seconds):
             return "gave up after \(seconds) s waiting for process \(pid) to release the writer lock on \(path)"
         case let .diskFull(path):
