@@ -199,6 +199,23 @@ import Testing
         #expect(await events.next() == nil)
     }
 
+    /// A schedule the poller cannot follow is refused when subscribing: an infinite interval
+    /// made it trap converting the pause to a whole number of seconds, a NaN or negative one spin.
+    @Test func schedulesThePollerCannotFollowAreMisuse() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        let bad = [PollingSchedule(fastInterval: .infinity), PollingSchedule(fastInterval: .nan), PollingSchedule(fastInterval: -1),
+                   PollingSchedule(hotWindow: .infinity), PollingSchedule(idleInterval: 0), PollingSchedule(idleInterval: 1e10)]
+        for schedule in bad {
+            #expect(throws: StrataError.self, "\(schedule)") { _ = try db.changes(schedule: schedule) }
+        }
+        #expect(ChangeMonitor.shared.isWatching(db) == false)
+        for good in [PollingSchedule.standard, .lowLatency, .frugal, PollingSchedule(fastInterval: 0, idleInterval: 3600)] {
+            try db.changes(schedule: good).cancel()
+        }
+    }
+
     /// Filtered streams, driven with plain stamp dictionaries: a watched tree that appears,
     /// changes, disappears or never exists, and unwatched trees that change.
     @Test func aFilteredStreamReportsOnlyItsTreesAppearingChangingAndDisappearing() async throws {

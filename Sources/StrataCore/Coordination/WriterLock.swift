@@ -11,7 +11,7 @@ enum WriterLock {
     /// start a fresh table while that lock is held, `lockFileReplaced`; this covers a lock file
     /// replaced between that check and here.)
     static func acquire(_ lockFile: LockFile, dataFile: PosixFile, path: String, wait: WriterLockWait) throws {
-        try acquireOnLockFile(lockFile, path: path, wait: wait)
+        // One deadline for both locks: `.wait(seconds:)` bounds the whole wait.
         let deadline: UInt64? = {
             switch wait {
             case .fail: return Clock.monotonicNanoseconds()
@@ -19,16 +19,19 @@ enum WriterLock {
             case .forever: return nil
             }
         }()
+        try acquireOnLockFile(lockFile, path: path, wait: wait, deadline: deadline)
         while try !dataFile.tryLock(offset: LockFile.writerLockByte) {
             if let deadline, Clock.monotonicNanoseconds() >= deadline {
                 lockFile.file.unlock(offset: LockFile.writerLockByte)
+                // The holder is a writer whose lock file was replaced: its pid is not known here.
+                if case .wait(let seconds) = wait { throw StrataError.writerLockTimedOut(path: path, holderPID: 0, seconds: seconds) }
                 throw StrataError.writerLocked(path: path, holderPID: 0)
             }
             usleep(2000)
         }
     }
 
-    private static func acquireOnLockFile(_ lockFile: LockFile, path: String, wait: WriterLockWait) throws {
+    private static func acquireOnLockFile(_ lockFile: LockFile, path: String, wait: WriterLockWait, deadline: UInt64?) throws {
         if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
         let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
         switch wait {
@@ -37,7 +40,7 @@ enum WriterLock {
         case .forever:
             try lockFile.file.lockWaiting(offset: LockFile.writerLockByte)
         case .wait(let seconds):
-            let deadline = Clock.monotonicNanoseconds() &+ Clock.nanoseconds(seconds)
+            let deadline = deadline ?? 0
             var pause: UInt32 = 500
             while Clock.monotonicNanoseconds() < deadline {
                 usleep(pause)

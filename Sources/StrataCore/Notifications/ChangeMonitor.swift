@@ -217,9 +217,12 @@ public final class ChangeMonitor: @unchecked Sendable {
 
 extension Database {
     /// Commits to this store from any process (this one included), as they happen. `trees`
-    /// restricts events to commits that changed one of those trees.
+    /// restricts events to commits that changed one of those trees. Throws `StrataError.misuse`
+    /// for a schedule with an interval that is negative, not finite, above
+    /// `PollingSchedule.longestInterval`, or an idle interval of 0.
     public func changes(trees: Set<String>? = nil, schedule: PollingSchedule = .standard) throws -> ChangeStream {
         try checkOpen()
+        try schedule.validate()
         return try ChangeMonitor.shared.subscribe(self, trees: trees, schedule: schedule)
     }
 }

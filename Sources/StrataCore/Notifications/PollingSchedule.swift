@@ -37,6 +37,24 @@ public struct PollingSchedule: Sendable, Equatable {
 }
 
 extension PollingSchedule {
+    /// The longest interval or window a schedule may ask for (seconds): the idle interval also
+    /// bounds how long the poller takes to notice a new store or its last stream leaving.
+    public static let longestInterval = 3600.0
+
+    /// Throws `StrataError.misuse` unless every interval is a number of seconds from 0 to
+    /// `longestInterval` and the idle interval is above 0 (a poller that never sleeps when idle
+    /// would spin a core): an infinite interval made the poller trap, a negative or NaN one spin.
+    func validate() throws {
+        for (name, value) in [("fastInterval", fastInterval), ("hotWindow", hotWindow), ("idleInterval", idleInterval)] {
+            guard value.isFinite, value >= 0, value <= PollingSchedule.longestInterval else {
+                throw StrataError.misuse("PollingSchedule.\(name) is \(value) s; use a number of seconds from 0 to \(Int(PollingSchedule.longestInterval))")
+            }
+        }
+        guard idleInterval > 0 else {
+            throw StrataError.misuse("PollingSchedule.idleInterval is 0; an idle poller must sleep (the fast interval may be 0)")
+        }
+    }
+
     /// The schedule that serves both: the shorter intervals and the longer hot window, each
     /// eager option if either asks for it, cadence following only if both allow it. Merging is
     /// order-independent, so which subscriber came first never matters.

@@ -72,7 +72,8 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .lockFileReplaced(path):
             return "the lock file of \(path) was deleted or replaced while a writer still has the store open; new handles cannot follow that writer: stop it (or wait until it closes the store), then open the store again"
         case let .writerLockTimedOut(path, pid, seconds):
-            return "gave up after \(seconds) s waiting for process \(pid) to release the writer lock on \(path)"
+            let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
+            return "gave up after \(seconds) s waiting for \(holder) to release the writer lock on \(path)"
         case let .diskFull(path):
             return "no space left on the device holding \(path); the commit was rolled back and the store is unchanged"
         case let .io(operation, path, code):
