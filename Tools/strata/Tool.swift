@@ -5,8 +5,11 @@ import StrataCore
 /// One `strata` command: its command-line shape and what it does.
 protocol Command {
     static var spec: CommandSpec { get }
-    /// Runs the command; failures are thrown (see `ToolError` for exit statuses).
-    static func run(_ arguments: ParsedArguments) async throws
+    /// Runs the command; failures are thrown (see `ToolError` for exit statuses). Commands run on
+    /// the main thread (the main actor), not the cooperative pool: they block on the store's API
+    /// (reads, commits, fsync, a demo worker's timed loop), and a blocked pool thread would starve
+    /// the tasks they start (a change-stream observer) on a machine with one or two cores.
+    @MainActor static func run(_ arguments: ParsedArguments) async throws
 }
 
 /// Failures the tool reports itself. Engine and typed-layer errors pass through and exit with 1.
@@ -28,11 +31,11 @@ enum Tool {
         strata: inspect, verify, back up and exercise Strata stores.
 
         A store is a directory holding a `data` page file and a `lock` file. Every command that
-        reads opens the store read-only and works from one consistent snapshot, so it is safe to
-        run while a writer process is committing.
+        reads opens the store read-only and reads committed snapshots, so it is safe to run while
+        a writer process is committing.
         """
 
-    static func main(_ arguments: [String]) async -> Int32 {
+    @MainActor static func main(_ arguments: [String]) async -> Int32 {
         guard let name = arguments.first else {
             Console.error("missing command; run 'strata help' for the list")
             return 2
