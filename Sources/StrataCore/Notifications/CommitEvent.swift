@@ -1,7 +1,7 @@
 /// One or more commits, as an observer learns of them.
 ///
-/// Events coalesce: an observer that falls behind receives one event for every commit it missed,
-/// with the union of what changed, and `generation` is always the newest one seen. After the last
+/// Events coalesce: an observer that falls behind receives one event for all the commits it
+/// missed, with the union of what changed, and `generation` is always the newest one seen. After the last
 /// event, reading the store at (or after) `generation` shows everything the events described.
 public struct CommitEvent: Sendable, Equatable {
     /// The generation the observer's view is now at.

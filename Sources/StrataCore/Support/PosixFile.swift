@@ -9,7 +9,8 @@ final class PosixFile: @unchecked Sendable {
 
     init(path: String, flags: Int32, mode: mode_t = 0o600) throws {
         self.path = path
-        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+        var fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+        while fd < 0 && errno == EINTR { fd = Glibc.open(path, flags | O_CLOEXEC, mode) } // a FIFO or a slow network file system
         guard fd >= 0 else { throw PosixFile.error("open", path) }
         descriptor = fd
     }

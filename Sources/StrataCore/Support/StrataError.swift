@@ -29,7 +29,8 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
     case lockFileReplaced(path: String)
     /// Waiting for the writer lock gave up.
     case writerLockTimedOut(path: String, holderPID: Int32, seconds: Double)
-    /// The disk is full; the failed commit left the store at its previous generation.
+    /// The disk holding `path` is full. A commit that fails this way leaves the store at its
+    /// previous generation; a copy, a store being created or a lock file being sized also report it.
     case diskFull(path: String)
     /// A system call failed.
     case io(operation: String, path: String, errno: Int32)
@@ -75,7 +76,7 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
             let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
             return "gave up after \(seconds) s waiting for \(holder) to release the writer lock on \(path)"
         case let .diskFull(path):
-            return "no space left on the device holding \(path); the commit was rolled back and the store is unchanged"
+            return "no space left on the device holding \(path); free some space and try again (a commit that failed this way was rolled back: the store is at its previous generation)"
         case let .io(operation, path, code):
             return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
         case let .treeNotFound(name):
