@@ -70,6 +70,29 @@ import StrataTestFixtures
     }
 }
 
+/// A datastore whose instances are bare `UUID`s: the binary coder stores those in a special form
+/// (16 bytes, where `UUID`'s own `Codable` writes a string), which the schema decides once per type
+/// (`DatastoreSchema.instanceIsSpecialValue`); loads must still take the special path.
+@Suite struct SpecialValueInstanceTests {
+    struct Tokens: DatastoreFormat {
+        static let name = "tokens"
+        enum Version: String, DatastoreVersion { case first = "2026-11" }
+        static let currentVersion = Version.first
+        typealias Instance = UUID
+        typealias Identifier = UUID
+        static func identifier(of instance: UUID) -> UUID { instance }
+    }
+
+    @Test func bareUUIDsRoundTrip() throws {
+        let dir = TemporaryDirectory()
+        let tokens = try Store(at: dir.path).datastore(Tokens.self)
+        let ids = (0..<5).map { _ in UUID() }
+        for id in ids { try tokens.persist(id) }
+        for id in ids { #expect(try tokens.load(id) == id) }
+        #expect(try tokens.loadAll() == ids.sorted { $0.orderedKeyBytes.lexicographicallyPrecedes($1.orderedKeyBytes) })
+    }
+}
+
 /// Key path objects are immutable: sharing them between the test's threads is safe.
 private struct KeyPaths: @unchecked Sendable {
     let all: [AnyKeyPath]

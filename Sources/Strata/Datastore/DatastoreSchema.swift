@@ -13,6 +13,9 @@ import Synchronization
     /// Whether an envelope starting with `currentEnvelopePrefix` is decoded by the binary decoder
     /// alone (binary coding, no field evolution), decided once instead of per instance.
     let decodesBinaryDirectly: Bool
+    /// Whether `F.Instance` is a type the binary coder stores in a special form (a bare `UUID`,
+    /// `Date` or `Data`), decided once for `BinaryInstanceDecoder.decodeInstance`.
+    let instanceIsSpecialValue: Bool
     /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
     private let readTargets: [IndexReadTarget]
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
@@ -39,6 +42,7 @@ import Synchronization
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
+        instanceIsSpecialValue = BinarySpecialValues.isSpecial(F.Instance.self)
         readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
         writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
@@ -86,7 +90,7 @@ import Synchronization
             // The usual envelope (current version, binary, no field evolution) goes straight to
             // the decoder: every generic layer in between costs look-ups per instance.
             if decodesBinaryDirectly, let payload = InstanceEnvelope.payload(of: bytes, ifItStartsWith: currentEnvelopePrefix) {
-                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload)
+                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
             }
             return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopePrefix)
         }
