@@ -18,12 +18,20 @@
 #                       fetched by Tools/PeerBench/get-mdbx.sh from the PyPI wheel `libmdbx`
 #                       when missing); without it the mdbx column is left out
 #   SKIP_MDBX=1         leave libmdbx out
+#   ROUNDS=N            run every engine N times, alternating (strata, lmdb, sqlite, ..., then again),
+#                       and report each engine's median and the median of the per-round ratios with
+#                       their range (default 1). On a shared machine a phase of a fraction of a second
+#                       run minutes after the other engine's measures the load as much as the engine;
+#                       alternating puts both engines' phases of one round close together in time.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="$ROOT/Tools/PeerBench"
 STRATA_SCRATCH="$ROOT/.build-bench"
 RESULTS="${RESULTS:-/tmp/strata-bench-results.jsonl}"
+ROUNDS="${ROUNDS:-1}"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { printf '%s\n' "bench-compare: ROUNDS must be a positive integer" >&2; exit 1; }
+ROUND=1
 TABLE="${RESULTS%.jsonl}.md"
 [ "$TABLE" = "$RESULTS" ] && TABLE="$RESULTS.md"
 
@@ -64,10 +72,14 @@ run() {  # run LABEL COMMAND...: keeps the JSON lines of stdout, stderr passes t
     "$@" > "$OUT"
     local rc=$?
     cat "$OUT"
-    grep '^{' "$OUT" >> "$RESULTS"
+    # Each line is tagged with its round, so the report can pair the engines of one round.
+    grep '^{' "$OUT" | sed "s/}\$/,\"round\":$ROUND}/" >> "$RESULTS"
     [ $rc -eq 0 ] || log "warning: $label exited with status $rc"
 }
 
+# Every engine once per round, in the same order each round (see ROUNDS above).
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+[ "$ROUNDS" -gt 1 ] && log "round $ROUND of $ROUNDS"
 if [ -n "$STRATA" ]; then
     if [ -x "$STRATA" ]; then
         run strata "$STRATA" "$@"
@@ -119,6 +131,7 @@ case " $* " in
         done
         run sqlite-defaults "$PEER" "${typed_args[@]}" --engine sqlite-defaults ;;
 esac
+done # rounds
 
 log "results: $RESULTS"
 
@@ -132,7 +145,7 @@ import json, sys
 
 path, cmd, ncpu, cpu, kernel, date, versions, mdbx_version = sys.argv[1:9]
 engines = ["strata", "lmdb", "sqlite"]  # columns; "sqlite-defaults" joins when it ran (typed)
-results = {}   # (engine, workload) -> record (last one wins)
+results = {}   # (engine, workload) -> {round: record} (within a round, the last one wins)
 order = []     # workloads in first-seen order
 with open(path) as f:
     for line in f:
@@ -147,7 +160,7 @@ with open(path) as f:
             # One line per writer count: a row group each.
             r["workload"] = f"groupcommit {r.get('writers')}w"
         key = (r.get("engine"), r.get("workload"))
-        results[key] = r
+        results.setdefault(key, {})[r.get("round", 1)] = r
         if r.get("workload") not in order:
             order.append(r.get("workload"))
 
@@ -169,9 +182,37 @@ for w in order:
                  ("notify observer cpu (%)", w, "cpu_percent"),
                  ("notify idle observer cpu (%)", w, "idle_cpu_percent")]
 
+def values(engine, w, field):
+    """{round: value} of one engine's field."""
+    found = {}
+    for n, r in results.get((engine, w), {}).items():
+        v = r.get(field)
+        if isinstance(v, (int, float)):
+            found[n] = v
+    return found
+
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
 def get(engine, w, field):
-    v = results.get((engine, w), {}).get(field)
-    return v if isinstance(v, (int, float)) else None
+    """The engine's median over the rounds (its only value with one round)."""
+    return median(values(engine, w, field).values())
+
+def ratio(engine, peer, w, field):
+    """engine/peer as the median of the ratios within each round (both measured close together),
+    with the range of those ratios when there were several rounds."""
+    mine, theirs = values(engine, w, field), values(peer, w, field)
+    per_round = [mine[n] / theirs[n] for n in mine if theirs.get(n) not in (None, 0)]
+    if not per_round:
+        return "–"
+    text = f"{median(per_round):.2f}x"
+    if len(per_round) > 1:
+        text += f" ({min(per_round):.2f}–{max(per_round):.2f})"
+    return text
 
 def fmt(v):
     if v is None:
@@ -180,7 +221,8 @@ def fmt(v):
         return f"{v:,.0f}"
     return f"{v:.2f}" if abs(v) >= 1 else f"{v:.3f}"
 
-records = sorted({r.get("records") for r in results.values() if r.get("records") is not None})
+records = sorted({r.get("records") for rounds in results.values() for r in rounds.values() if r.get("records") is not None})
+rounds = max((n for by_round in results.values() for n in by_round), default=1)
 print("## Strata vs LMDB vs SQLite" + (" vs libmdbx" if any(e == "mdbx" for e, _ in results) else ""))
 print()
 print(f"- command: `{cmd.strip()}`")
@@ -191,6 +233,9 @@ if versions.strip():
 if mdbx_version:
     print(f"- libmdbx: {mdbx_version}")
 print(f"- date: {date}")
+if rounds > 1:
+    print(f"- rounds: {rounds}, engines alternating; figures are each engine's median, ratios the median "
+          "(range) of the ratios within each round")
 print()
 if any(e == "mdbx" for e, _ in results):
     engines.append("mdbx")
@@ -201,11 +246,7 @@ print("| workload | " + " | ".join(engines) + " | " + " | ".join(f"strata/{p}" f
 print("|---|" + "---:|" * (len(engines) + len(peers)))
 for label, w, field in rows:
     vals = [get(e, w, field) for e in engines]
-    s = vals[0]
-    ratios = []
-    for p in peers:
-        l = vals[engines.index(p)] if p in engines else None
-        ratios.append(f"{s / l:.2f}x" if s is not None and l not in (None, 0) else "–")
+    ratios = [ratio("strata", p, w, field) if p in engines else "–" for p in peers]
     print(f"| {label} | " + " | ".join(fmt(v) for v in vals) + " | " + " | ".join(ratios) + " |")
 print()
 print("ops/s rows: higher is better; latency (us) and cpu (%) rows: lower is better.")

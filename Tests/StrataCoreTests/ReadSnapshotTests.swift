@@ -66,6 +66,37 @@ import Testing
         }
     }
 
+    /// The pooled reader behind `withSnapshot` keeps its generation's page count, generation and
+    /// commit time as plain copies (read without retaining the generation's state): after every
+    /// commit they must be the new generation's. A stale page count would refuse the pages the
+    /// commit appended (they lie past the old end); a stale generation or commit time would show.
+    @Test func aPooledReaderTakesEachNewGenerationsPageCountAndTimes() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try tx.put("k000000", "v0", in: try tx.createTree("t")) }
+        var lastPageCount: UInt64 = 0
+        for round in 1...6 {
+            // Each round appends pages (values of 1 KiB, new keys): the file grows every commit.
+            try db.write { tx throws in
+                let t = try tx.tree("t")
+                for i in 0..<64 { try tx.put(String(format: "k%06d", round * 1_000 + i), [UInt8](repeating: UInt8(round), count: 1_024), in: t) }
+            }
+            let (pageCount, commitTime) = try db.read { tx throws in (tx.pageCount, tx.commitTime) }
+            #expect(pageCount > lastPageCount)
+            lastPageCount = pageCount
+            for _ in 0..<2 { // the second call takes the fast path on the same generation
+                try db.withSnapshot { snapshot throws in
+                    #expect(snapshot.generation == db.generation)
+                    #expect(snapshot.commitTime == commitTime)
+                    for i in [0, 31, 63] {
+                        #expect(try snapshot.get(String(format: "k%06d", round * 1_000 + i), inTree: "t")?.bytes
+                                == [UInt8](repeating: UInt8(round), count: 1_024), "round \(round) key \(i)")
+                    }
+                }
+            }
+        }
+    }
+
     /// `firstEntry(atOrAfter:)` on a snapshot and in a transaction answers what a forward scan from
     /// the key would give first: an exact key, a key between two stored ones, every leaf's
     /// boundary (where the answer starts the next leaf), an overflow value, past the end, and a

@@ -28,9 +28,11 @@ public struct BinaryInstanceDecoder: Sendable {
     }
 
     /// `decode(_:from:)` for a datastore's instances: the same decode, without building a
-    /// decoder value or an extent from pointers first.
-    static func decodeInstance<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        guard bytes.count <= Int(UInt32.max), !BinarySpecialValues.isSpecial(T.self) else {
+    /// decoder value or an extent from pointers first. `isSpecial`: whether `T` is one of
+    /// `BinarySpecialValues`' types (`BinarySpecialValues.isSpecial(T.self)`), which the caller
+    /// decides once per type, not per instance (three metadata compares each time).
+    static func decodeInstance<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, isSpecial: Bool) throws -> T {
+        guard bytes.count <= Int(UInt32.max), !isSpecial else {
             return try BinaryInstanceDecoder().decode(T.self, from: bytes)
         }
         let context = BinaryDecodingContext.begin(buffer: bytes)

@@ -20,7 +20,7 @@ struct BinaryKeyNameTable {
     private let bits: UnsafeMutablePointer<UInt64>
     private let names: UnsafeMutablePointer<UnsafeRawBufferPointer>
     private var count = 0
-    /// Where the next look-up starts: keys are usually asked in declaration order.
+    /// Where the next look-up starts: keys are usually asked in declaration order (`count`: at 0).
     private var next = 0
     /// The key type's size in bytes (0, 1 or 2) once it is known to qualify (see above);
     /// `unknown` until its first key, `unqualified` for other key types.
@@ -67,9 +67,12 @@ struct BinaryKeyNameTable {
         case 1: keyBits = UInt64(unsafeBitCast(key, to: UInt8.self))
         default: keyBits = UInt64(unsafeBitCast(key, to: UInt16.self))
         }
-        if next < count, bits[next] == keyBits {
-            next += 1
-            return names[next - 1]
+        // After the last key the next instance starts again with the first: wrap around, so the
+        // first field of every instance is found here too and not by `find`'s scan.
+        let expected = next < count ? next : 0
+        if expected < count, bits[expected] == keyBits {
+            next = expected + 1
+            return names[expected]
         }
         return find(keyBits) ?? learn(key, bits: keyBits)
     }

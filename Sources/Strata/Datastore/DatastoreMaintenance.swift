@@ -56,7 +56,7 @@ extension Datastore where Access == ReadWrite {
             }
             try schema.writeDescriptor(in: context)
         }
-        schema.staleIndexes.withLock { $0 = [] }
+        schema.setStaleIndexes([])
         schema.droppedIndexes.withLock { $0 = [] }
         progress(.complete(total: total))
     }

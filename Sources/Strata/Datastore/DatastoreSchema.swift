@@ -13,16 +13,22 @@ import Synchronization
     /// Whether an envelope starting with `currentEnvelopePrefix` is decoded by the binary decoder
     /// alone (binary coding, no field evolution), decided once instead of per instance.
     let decodesBinaryDirectly: Bool
+    /// Whether `F.Instance` is a type the binary coder stores in a special form (a bare `UUID`,
+    /// `Date` or `Data`), decided once for `BinaryInstanceDecoder.decodeInstance`.
+    let instanceIsSpecialValue: Bool
     /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
     private let readTargets: [IndexReadTarget]
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
     let writeTargets: [IndexWriteTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
+    /// Change it only through `setStaleIndexes(_:)`, which keeps `hasStaleIndexes` in step.
     let staleIndexes: Mutex<Set<String>>
-    /// The key path resolved last and its position in `indexes`: a repeated query costs one
-    /// identity compare instead of a key-path projection and a hash lookup. The key path is held
-    /// strongly, so its identity cannot be reused by another object while it is cached.
-    private let lastIndexLookup = Mutex<ResolvedKeyPath?>(nil)
+    /// Whether `staleIndexes` is not empty: a query by index checks this plain flag instead of
+    /// taking the lock (the usual case: every index built).
+    private let hasStaleIndexes = Atomic<Bool>(false)
+    /// Key paths resolved so far and their positions in `indexes`: a repeated query costs a few
+    /// identity compares instead of a key-path projection and a search (see `IndexKeyPathTable`).
+    private let resolvedKeyPaths = IndexKeyPathTable()
 
     /// Index trees stored by an earlier declaration that no longer exists.
     let droppedIndexes: Mutex<Set<String>>
@@ -36,6 +42,7 @@ import Synchronization
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
         decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
+        instanceIsSpecialValue = BinarySpecialValues.isSpecial(F.Instance.self)
         readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
         writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
@@ -61,7 +68,7 @@ import Synchronization
     /// The position in `indexes` of the index a format key path names; reading a stale one is an error.
     private func position<I: IndexRepresentation>(of keyPath: KeyPath<F, I>, forReading: Bool) throws -> Int where I.Instance == F.Instance {
         let position: Int
-        if let cached = lastIndexLookup.withLock({ $0?.position(for: keyPath) }) {
+        if let cached = resolvedKeyPaths.position(of: keyPath) {
             position = cached
         } else {
             let definition = format[keyPath: keyPath].definition
@@ -69,9 +76,9 @@ import Synchronization
                 throw DatastoreError.unknownIndex(datastore: F.name, index: "\(keyPath)")
             }
             position = found
-            lastIndexLookup.withLock { $0 = ResolvedKeyPath(keyPath: keyPath, position: found) }
+            resolvedKeyPaths.remember(keyPath, position: found)
         }
-        if forReading, staleIndexes.withLock({ !$0.isEmpty && $0.contains(readTargets[position].name) }) {
+        if forReading, hasStaleIndexes.load(ordering: .acquiring), staleIndexes.withLock({ $0.contains(readTargets[position].name) }) {
             throw DatastoreError.indexNotBuilt(datastore: F.name, index: readTargets[position].name)
         }
         return position
@@ -83,9 +90,17 @@ import Synchronization
             // The usual envelope (current version, binary, no field evolution) goes straight to
             // the decoder: every generic layer in between costs look-ups per instance.
             if decodesBinaryDirectly, let payload = InstanceEnvelope.payload(of: bytes, ifItStartsWith: currentEnvelopePrefix) {
-                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload)
+                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
             }
             return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopePrefix)
+        }
+    }
+
+    /// Replaces the set of stale indexes (and the flag queries check first).
+    func setStaleIndexes(_ stale: Set<String>) {
+        staleIndexes.withLock { current in
+            current = stale
+            hasStaleIndexes.store(!stale.isEmpty, ordering: .releasing)
         }
     }
 
@@ -98,7 +113,7 @@ import Synchronization
         let declared = Dictionary(uniqueKeysWithValues: indexes.map { ($0.name, $0.descriptor) })
         let previous = Dictionary((stored?.indexes ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let stale = hasData ? Set(declared.filter { previous[$0.key]?.describesSameIndex(as: $0.value) != true }.map(\.key)) : []
-        staleIndexes.withLock { $0 = stale }
+        setStaleIndexes(stale)
         droppedIndexes.withLock { $0 = Set(previous.keys).subtracting(declared.keys) }
     }
 
@@ -108,16 +123,4 @@ import Synchronization
         encoder.outputFormatting = .sortedKeys
         try context.write.put(DatastoreDescriptor.storageKey, Array(try encoder.encode(descriptor)), in: info)
     }
-}
-
-/// A key path resolved to a position in `DatastoreSchema.indexes`. Not nested in the generic
-/// schema: a nested type would need its generic metadata looked up on every use.
-/// Key path objects are immutable (and only compared by identity here), so sharing one between
-/// threads is safe although `AnyKeyPath` is not declared `Sendable`.
-private struct ResolvedKeyPath: @unchecked Sendable {
-    let keyPath: AnyKeyPath
-    let position: Int
-
-    /// The position if this entry is for `keyPath` (the same object).
-    func position(for keyPath: AnyKeyPath) -> Int? { self.keyPath === keyPath ? position : nil }
 }

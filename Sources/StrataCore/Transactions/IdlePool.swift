@@ -46,8 +46,9 @@ final class IdlePool<Object: AnyObject>: @unchecked Sendable {
     }
 
     /// Keeps an ended, unreferenced object for the next `take()`, if a slot is free.
-    func park(_ object: Object) {
-        let bits = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque())
+    func park(_ object: consuming Object) {
+        // The caller's reference becomes the pool's (no retain and release when it was the last use).
+        let bits = UInt(bitPattern: Unmanaged.passRetained(consume object).toOpaque())
         for index in 0..<IdlePool.capacity where slots[index].load(ordering: .relaxed) == 0 {
             if slots[index].compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged { return }
         }

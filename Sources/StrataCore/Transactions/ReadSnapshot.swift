@@ -18,9 +18,8 @@ public struct ReadSnapshot {
     init(reader: SnapshotReader) {
         self.reader = reader
         lease = reader.access.lease
-        let meta = reader.current.meta
-        generation = meta.transactionID
-        commitTime = meta.commitTime
+        generation = reader.generation
+        commitTime = reader.commitTime
     }
 
     var access: PageAccess { reader.access }
@@ -97,10 +96,14 @@ extension Database {
     }
 
     /// Ends the snapshot of a `withSnapshot` call and parks its reader for the next call.
+    /// Consumes the snapshot: its reference to the reader is the one handed to the pool, instead
+    /// of a new one retained for the pool and the snapshot's released after.
     @usableFromInline
-    func endSnapshot(_ snapshot: ReadSnapshot) {
-        snapshot.reader.end(self)
+    func endSnapshot(_ snapshot: consuming ReadSnapshot) {
+        let reader = snapshot.reader
+        _ = consume snapshot
+        reader.end(self)
         // After `close()` the pool was drained: a reader parked now would keep its slot until deinit.
-        if !isClosed { idleSnapshots.park(snapshot.reader) }
+        if !isClosed { idleSnapshots.park(reader) }
     }
 }

@@ -29,8 +29,16 @@ final class SnapshotReader {
     private let fields: ReaderTable.SlotFields?
     /// What a snapshot outside the reader table holds until `end()`.
     private var claim: SnapshotClaim?
-    /// The state of the generation last read.
+    /// The state of the generation last read. Set only through `remember(_:)`, which keeps the
+    /// plain copies below in step with it.
     private var state: GenerationState?
+    /// `state`, unretained: the hot path reads through it without retaining and releasing the
+    /// state (two atomic operations per read). Valid while `state` holds the same object.
+    private var unretainedState: Unmanaged<GenerationState>?
+    /// `state`'s generation, page count and commit time, as plain values for the same reason.
+    private(set) var generation: UInt64 = 0
+    private(set) var pageCount: UInt64 = 0
+    private(set) var commitTime: UInt64 = 0
 
     init(database: Database) throws {
         access = PageAccess(pageSize: database.pageSize, pageChecksum: database.pageChecksum,
@@ -56,12 +64,22 @@ final class SnapshotReader {
     /// The state of the snapshot begun last (valid between `begin` and `end`).
     var current: GenerationState { state! }
 
+    /// Makes `state` the current one (with its plain copies).
+    private func remember(_ state: GenerationState) {
+        self.state = state
+        unretainedState = Unmanaged.passUnretained(state)
+        generation = state.generation
+        pageCount = state.meta.pageCount
+        commitTime = state.meta.commitTime
+    }
+
     /// Registers a snapshot of the newest generation of `database` and points the access at it.
     func begin(_ database: Database) throws {
         // The common case: the generation read last time is still the newest. One round of the
         // publication protocol in the kept slot, and the access reads the same pages as before.
-        if let fields, let state, fields.publishCurrent() == state.generation {
-            access.renew(committedPageCount: state.meta.pageCount, newestTransaction: .max)
+        // (`generation` and `pageCount` are `state`'s, read without retaining it.)
+        if let fields, unretainedState != nil, fields.publishCurrent() == generation {
+            access.renew(committedPageCount: pageCount, newestTransaction: .max)
             return
         }
         let state: GenerationState
@@ -87,13 +105,16 @@ final class SnapshotReader {
             end(database)
             throw error
         }
-        self.state = state
+        remember(state)
     }
 
     /// The record of the tree called `name` in the current snapshot, or nil if it has none.
     @inline(__always)
     func record(ofTree name: String) throws -> TreeRecord? {
-        try state!.tree(named: name, access: access)
+        // The state is held by `self.state` for as long as this call can use it (only `begin`
+        // replaces it, on the thread that owns this reader), so it needs no retain here.
+        guard let unretainedState else { throw StrataError.misuse("a snapshot reader was read before its first snapshot began") }
+        return try unretainedState._withUnsafeGuaranteedRef { try $0.tree(named: name, access: access) }
     }
 
     /// Ends the snapshot: handed-out views and scans stop working, and the writer may reuse its pages.
