@@ -55,20 +55,22 @@ struct WriterCatalogMemory {
     /// committed one.
     mutating func adopt(_ trees: [Transaction.TreeState], generation: UInt64, catalog: TreeRecord,
                         base: UInt64, baseCatalog: TreeRecord) {
-        let kept = isValid && self.generation == base && self.catalog == baseCatalog ? entries : []
-        start(generation: generation, catalog: catalog)
-        for state in trees.reversed() where entries.count < Self.treeLimit && !entries.contains(where: { $0.name == state.name }) {
-            entries.append((state.name, state.isDropped ? nil : state.record))
+        if isValid && self.generation == base && self.catalog == baseCatalog {
+            // Updated in place: no copy of the list per commit.
+            self.generation = generation
+            self.catalog = catalog
+        } else {
+            start(generation: generation, catalog: catalog)
         }
-        for entry in kept where entries.count < Self.treeLimit && !entries.contains(where: { $0.name == entry.name }) {
-            entries.append(entry)
+        // The last state of each name wins: states are applied in order, each overwriting.
+        for state in trees {
+            let record = state.isDropped ? nil : state.record
+            if let index = entries.firstIndex(where: { $0.name == state.name }) {
+                entries[index].record = record
+            } else if entries.count < Self.treeLimit {
+                entries.append((state.name, record))
+            }
         }
-    }
-
-    /// Forgets everything (a commit whose outcome on disk is unknown, for instance).
-    mutating func forget() {
-        isValid = false
-        entries.removeAll(keepingCapacity: true)
     }
 
     private mutating func start(generation: UInt64, catalog: TreeRecord) {
