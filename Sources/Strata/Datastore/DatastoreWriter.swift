@@ -190,16 +190,13 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
     /// Whether a unique index entry for `value` belongs to an identifier other than `idBytes`.
     /// Entries of one value are the keys with its bytes as prefix, so the first such key is the
     /// only candidate (found without a descent when the last insert into the index went into its
-    /// leaf, see `WriteTransaction.withFirstKey(startingWith:in:_:)`). Every check precedes a put
-    /// of `value ++ idBytes` into `tree` unless it refuses the write, so the lookup descends as
-    /// that put would and the put finds its leaf without a second descent
-    /// (`withFirstKey(startingWith:beforeInsertingInto:_:)`).
+    /// leaf, see `WriteTransaction.withFirstKey(startingWith:in:_:)`).
     private func isTaken(_ value: [UInt8], byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
         try value.withUnsafeBytes { try isTaken($0, byOtherThan: idBytes, in: tree) }
     }
 
     private func isTaken(_ value: UnsafeRawBufferPointer, byOtherThan idBytes: [UInt8], in tree: Tree) throws -> Bool {
-        try write.withFirstKey(startingWith: value, beforeInsertingInto: tree) { key in
+        try write.withFirstKey(startingWith: value, in: tree) { key in
             guard let key else { return false }
             return !UnsafeRawBufferPointer(rebasing: key[value.count...]).elementsEqual(idBytes)
         }
