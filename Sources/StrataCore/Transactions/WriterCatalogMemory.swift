@@ -15,8 +15,8 @@
 /// (No other process commits while this session lives: a writable handle holds the writer lock
 /// for its lifetime. The key would still refuse such a commit's catalog.) Any other key (a
 /// failed or empty commit, a transaction begun on an older base) finds nothing and looks the
-/// entry up in the catalog as before. Touched only under the
-/// writer session's lock, by the thread running its transaction.
+/// entry up in the catalog as before. Touched only under the writer session's lock, by the
+/// thread running its transaction.
 struct WriterCatalogMemory {
     /// More trees than this in one generation are not remembered (the list is searched in order).
     static let treeLimit = 32
