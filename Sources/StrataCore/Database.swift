@@ -85,6 +85,8 @@ public final class Database: Sendable {
         @exclusivity(unchecked) var lastCommitPages = 0
         /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
         @exclusivity(unchecked) var lastCommit = DirtyPages()
+        /// Catalog entries of the newest generation this session knows (see `WriterCatalogMemory`).
+        @exclusivity(unchecked) var catalogMemory = WriterCatalogMemory()
         /// The emptied dirty-page table of the last finished transaction, with its storage, for
         /// the next one: allocating and growing a table per transaction was ~5k instructions of a
         /// small commit.

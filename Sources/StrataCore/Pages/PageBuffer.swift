@@ -185,4 +185,33 @@ final class PageBuffer {
         store16(PageLayout.headerSize + 2 * (count - 1), PageLayout.lowerOffset)
         store16(upper + removedSize, PageLayout.upperOffset)
     }
+
+    /// Removes nodes `0..<removed` at once (`removed <= count`), as `removed` calls of
+    /// `removeNode(at: 0)` would, but in one pass over the page instead of one per node: the kept
+    /// nodes are repacked at the end of the page. (Trimming the old end of a log
+    /// removes a leaf's nodes this way.)
+    func removeLeadingNodes(_ removed: Int) {
+        let count = self.count
+        precondition(removed >= 0 && removed <= count, "removeLeadingNodes: \(removed) of \(count) nodes")
+        guard removed > 0 else { return }
+        let kept = count - removed
+        withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 8) { temporary in
+            let packed = temporary.baseAddress!
+            var newUpper = pageSize
+            let slots = memory + PageLayout.headerSize
+            // The kept nodes in slot order, each copied below the previous one; their new
+            // offsets go straight into the slots, moved to the front (slot `slot - removed` was
+            // read already, or belongs to a removed node).
+            for slot in removed..<count {
+                let size = nodeSize(slot)
+                newUpper -= size
+                memcpy(packed + newUpper, memory + offset(slot), size)
+                slots.storeBytes(of: UInt16(newUpper), toByteOffset: 2 * (slot - removed), as: UInt16.self)
+            }
+            if newUpper < pageSize { memcpy(memory + newUpper, packed + newUpper, pageSize - newUpper) }
+            store16(kept, PageLayout.countOffset)
+            store16(PageLayout.headerSize + 2 * kept, PageLayout.lowerOffset)
+            store16(newUpper, PageLayout.upperOffset)
+        }
+    }
 }

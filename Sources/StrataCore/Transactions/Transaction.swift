@@ -87,9 +87,11 @@ public class Transaction {
     }
 
     /// The validated catalog entry `name`. A read transaction's catalog is its generation's, so
-    /// the lookup is shared with the other read transactions of that generation (`SnapshotCache`).
+    /// the lookup is shared with the other read transactions of that generation (`SnapshotCache`);
+    /// a write transaction's comes from its writer session's memory (`WriterCatalogMemory`).
     private func catalogRecord(named name: String) throws -> TreeRecord? {
-        guard !access.isWritable else { return try access.catalogEntry(named: name, in: catalog) }
+        // Only a write transaction has a writable access.
+        guard !access.isWritable else { return try unsafeDowncast(self, to: WriteTransaction.self).committedCatalogRecord(named: name) }
         return try database.snapshots.tree(named: name, generation: generation, catalog: catalog, access: access)
     }
 

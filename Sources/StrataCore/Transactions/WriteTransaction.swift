@@ -187,6 +187,7 @@ public final class WriteTransaction: Transaction {
     /// are recycled), the buffers go back to the session's pool and the writer is released.
     func finish() {
         isActive = false
+        rememberCommittedCatalog()
         forgetLeafHints()
         access.endLease()
         access.dirty.drain { session.recycle($0) }

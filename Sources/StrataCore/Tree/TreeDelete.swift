@@ -66,7 +66,7 @@ extension WriteTransaction {
             guard count > 0 else {
                 throw StrataError.corruptPage(page: leaf.number, reason: "the first leaf does not start with the tree's first key")
             }
-            for _ in 0..<count { leaf.removeNode(at: 0) }
+            leaf.removeLeadingNodes(count)
             record.entries &-= UInt64(count)
             removed += count
             try rebalance(after: path, current: leaf, record: &record)
