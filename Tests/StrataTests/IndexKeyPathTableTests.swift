@@ -21,6 +21,7 @@ import StrataTestFixtures
         try #require(keyPaths[0] !== keyPaths[1], "appending must build distinct objects for this test")
         for (position, keyPath) in keyPaths.enumerated() {
             #expect(table.position(of: keyPath) == nil)
+            #expect(table.isAtCapacity == (position >= IndexKeyPathTable.capacity), "before key path \(position)")
             table.remember(keyPath, position: position)
             table.remember(keyPath, position: 99) // a second remember changes nothing
         }

@@ -40,7 +40,7 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     }
 
     /// Indexes declared but not built for the stored data (call `warm(progress:)`).
-    public var indexesNeedingBuild: Set<String> { schema.staleIndexes.withLock { $0 } }
+    public var indexesNeedingBuild: Set<String> { schema.staleIndexNames }
 
     /// Number of instances, read from the primary tree without decoding any.
     public var count: Int { get throws { try store.read { try $0[self].count } } }

@@ -48,7 +48,7 @@ extension Datastore {
     /// for problem in report.problems { print(problem) }
     /// ```
     public func check() throws -> DatastoreCheckReport {
-        let stale = schema.staleIndexes.withLock { $0 }
+        let stale = schema.staleIndexNames
         return try store.read { context in
             var report = DatastoreCheckReport(datastore: F.name)
             let transaction = context.transaction

@@ -12,7 +12,7 @@ extension Datastore where Access == ReadWrite {
     /// declared, and records the format's declaration: one transaction, reported through `progress`.
     public func warm(progress: (DatastoreProgress) -> Void = { _ in }) throws {
         progress(.evaluating)
-        let stale = schema.staleIndexes.withLock { $0 }
+        let stale = schema.staleIndexNames
         let dropped = schema.droppedIndexes.withLock { $0 }
         var total = 0
         try store.write { context in

@@ -21,8 +21,11 @@ import Synchronization
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
     let writeTargets: [IndexWriteTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
-    /// Change it only through `setStaleIndexes(_:)`, which keeps `hasStaleIndexes` in step.
-    let staleIndexes: Mutex<Set<String>>
+    /// Private: it changes only through `setStaleIndexes(_:)`, which keeps `hasStaleIndexes` in
+    /// step (a change that left the flag false would let queries read an unbuilt index).
+    private let staleIndexes: Mutex<Set<String>>
+    /// The names of the declared indexes that need building (see `staleIndexes`).
+    var staleIndexNames: Set<String> { staleIndexes.withLock { $0 } }
     /// Whether `staleIndexes` is not empty: a query by index checks this plain flag instead of
     /// taking the lock (the usual case: every index built).
     private let hasStaleIndexes = Atomic<Bool>(false)

@@ -24,6 +24,9 @@ final class IndexKeyPathTable: @unchecked Sendable {
     private let identities: UnsafeMutablePointer<Atomic<UInt>>
     private let positions: UnsafeMutablePointer<Atomic<Int>>
     private let retained = Mutex<[RetainedKeyPath]>([])
+    /// Set once every slot is taken: a full table skips the retain and the lock of `remember`,
+    /// so key paths it cannot hold cost their slow resolution and nothing more.
+    private let isFull = Atomic<Bool>(false)
 
     init() {
         identities = .allocate(capacity: Self.capacity)
@@ -58,6 +61,7 @@ final class IndexKeyPathTable: @unchecked Sendable {
 
     /// Remembers that `keyPath` names the index at `position` (nothing if the table is full).
     func remember(_ keyPath: AnyKeyPath, position index: Int) {
+        guard !isFull.load(ordering: .relaxed) else { return }
         let entry = RetainedKeyPath(keyPath: keyPath)
         retained.withLock { retained in
             guard self.position(of: keyPath) == nil, retained.count < Self.capacity else { return }
@@ -65,8 +69,12 @@ final class IndexKeyPathTable: @unchecked Sendable {
             retained.append(entry)
             positions[slot].store(index, ordering: .relaxed)
             identities[slot].store(Self.identity(of: keyPath), ordering: .releasing)
+            if retained.count == Self.capacity { isFull.store(true, ordering: .relaxed) }
         }
     }
+
+    /// Whether every slot is taken (for tests).
+    var isAtCapacity: Bool { isFull.load(ordering: .relaxed) }
 }
 
 /// A key path kept alive by `IndexKeyPathTable`. Key path objects are immutable (and only compared
