@@ -36,6 +36,24 @@ import StrataCore
 /// an import and the link removals of a delete put their entries as they go and the header
 /// when the operation finishes. This is an order
 /// of writes, not a change of layout: stores of layouts 2 and 3 read and write as before.
+///
+/// Why the headers are not a tree of their own (a prototype measured on 2026-11-25, not
+/// adopted): reads search random leaves of `entries`, whose history entries make it several
+/// times the size of the headers alone. With the headers in a tree of their own, reads per CPU
+/// second rose about 10-40%, but a `set` dirties two random leaves (the header's and the new
+/// history entry's) instead of one: per CPU second updates fell about 40%, get-or-create
+/// resolves about 30% and creates about 25% (callgrind at 20,000 entities, instructions per
+/// operation: update 40.8k -> 50.6k, resolve 46.2k -> 52.4k, create 84.6k -> 89.1k, read 8.92k
+/// -> 8.53k: reads gain in cache misses, not instructions). Keeping a header next to its
+/// history is what makes a write one leaf. A smaller `entries` tree can come from writing less
+/// history instead: a second prototype wrote a current entry whose body the header holds into the
+/// header only (the entry it supersedes moving into the history then), so a create writes no
+/// history entries and the tree holds headers and superseded entries. Per CPU second creates
+/// rose about 25-35%, updates 10-20%, reads 10-20% and resolves about 10%, and history reads
+/// fell about 30% (they read the header too: 7.2k -> 11.9k instructions per entity); creates
+/// 84.6k -> 69.6k, updates 40.8k -> 38.0k instructions. That would be a new layout (history
+/// ranges no longer hold every entry) with an upgrade; not built yet.
+///
 /// The current entry of a key is the last entry of its range (entries sort by datestamp, then
 /// sequence), and the header keeps a copy of each current entry (see `RecordHeader`), so
 /// reading an entity is one lookup of its header and a

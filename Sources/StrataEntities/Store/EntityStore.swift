@@ -27,9 +27,12 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
     /// store removes its directory when released).
     private let store: Store<Access>?
     private let writeQueue = DispatchQueue(label: "strata.entities.write")
-    /// Set once a transaction found entities of this build's layout (`EntityLayout.checkVersion`):
-    /// a store's layout does not change under an open handle, so later transactions skip the check.
-    private let layoutChecked = Atomic<Bool>(false)
+    /// One more than the last generation a transaction of this handle found in this build's
+    /// layout (`EntityLayout.checkVersion`), 0 before the first: transactions of that generation
+    /// skip the check. Any other generation is checked again, because a writer of a later build
+    /// may upgrade the store to a layout this build does not know while this handle stays open
+    /// (a read-heavy handle mostly reads one generation; one lookup in `meta` per new one).
+    private let layoutCheckedGeneration = Atomic<UInt64>(0)
 
     init(database: Database, store: Store<Access>? = nil) {
         self.database = database
@@ -44,11 +47,15 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
 
     public var path: String { database.path }
 
-    /// Refuses entities of another layout (`EntityError.unsupportedLayout`), once per handle.
+    /// Refuses entities of another layout (`EntityError.unsupportedLayout`), once per generation
+    /// this handle reads (see `layoutCheckedGeneration`).
     private func checkLayout(_ transaction: Transaction) throws {
-        guard !layoutChecked.load(ordering: .relaxed) else { return }
+        let generation = transaction.generation
+        // A generation is immutable, so its layout never changes: one check is enough. (The
+        // last generation is also the one a read-heavy handle sees over and over.)
+        guard generation == .max || layoutCheckedGeneration.load(ordering: .relaxed) != generation + 1 else { return }
         try EntityLayout.checkVersion(in: transaction)
-        if try transaction.treeIfPresent(EntityLayout.entries) != nil { layoutChecked.store(true, ordering: .relaxed) }
+        if generation != .max { layoutCheckedGeneration.store(generation + 1, ordering: .relaxed) }
     }
 
     /// Registers a Swift type for its entity type: `objects` reads return entities of that type as it.
