@@ -1,3 +1,4 @@
+import Strata
 import StrataCore
 
 /// Every failure of the entity store that is not the engine's own (`StrataError`). Each case
@@ -61,6 +62,20 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the entities in this store use layout \(found); this build reads layout \(supported): export them (`strata entities export`) with the build that wrote them and import them here"
         case let .failedOperation(reason):
             return "an earlier operation of this write failed (\(reason)), so the write cannot commit and wrote nothing; let errors leave the write body"
+        }
+    }
+}
+
+extension EntityError {
+    /// Runs `body`, reporting the ordered-key coder's errors as `corrupt`. Inside the entity store
+    /// only stored bytes reach that coder (keys, bodies, headers and log entries are all read with
+    /// it), so an `OrderedKeyError` there means damaged or foreign bytes: the store's own error
+    /// for that is `corrupt`, whichever read met them.
+    static func reportingDamage<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as OrderedKeyError {
+            throw EntityError.corrupt(reason: "\(error)")
         }
     }
 }

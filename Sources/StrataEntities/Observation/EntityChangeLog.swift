@@ -99,6 +99,10 @@ enum EntityChangeLog {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [EntityID: EntityChange] {
+        try EntityError.reportingDamage { try decodeEntries(bytes) }
+    }
+
+    private static func decodeEntries(_ bytes: UnsafeRawBufferPointer) throws -> [EntityID: EntityChange] {
         var reader = OrderedKeyReader(bytes)
         var changes: [EntityID: EntityChange] = [:]
         while try reader.readByte(reading: "log entry marker") == EntityValueCoding.elementMarker {

@@ -72,9 +72,11 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
 
     /// Runs `body` in one read transaction on the caller's thread (for code that is not async).
     public func readNow<Result>(_ body: (EntityReadContext) throws -> Result) throws -> Result {
-        try database.read { transaction in
-            try checkLayout(transaction)
-            return try body(EntityReadContext(transaction: transaction, registry: registry))
+        try EntityError.reportingDamage {
+            try database.read { transaction in
+                try checkLayout(transaction)
+                return try body(EntityReadContext(transaction: transaction, registry: registry))
+            }
         }
     }
 
@@ -186,12 +188,14 @@ extension EntityStore where Access == ReadWrite {
     /// Runs `body` in one write transaction on the caller's thread (for code that is not async;
     /// it blocks on the writer lock and the flush).
     public func writeNow<Result>(at datestamp: Date = Date(), _ body: (EntityWriteContext) throws -> Result) throws -> Result {
-        try database.write { transaction in
-            try checkLayout(transaction)
-            let context = EntityWriteContext(transaction: transaction, registry: registry, datestamp: datestamp)
-            let result = try body(context)
-            try context.finish()
-            return result
+        try EntityError.reportingDamage {
+            try database.write { transaction in
+                try checkLayout(transaction)
+                let context = EntityWriteContext(transaction: transaction, registry: registry, datestamp: datestamp)
+                let result = try body(context)
+                try context.finish()
+                return result
+            }
         }
     }
 
