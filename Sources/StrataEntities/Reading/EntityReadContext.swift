@@ -459,7 +459,10 @@ public class EntityReadContext {
                 throw EntityError.corrupt(reason: "value index entry of \(key.count) + \(value.count) bytes")
             }
             let indexed = ArraySlice(key[name.count..<(key.count - trailer)])
-            if let limit, found.count >= limit, indexed != lastIndexed { return false }
+            // Enough found: stop at the next indexed value, or at once for an equality query (its
+            // entries are in their final order, by sequence; a group of truncated values must be
+            // read whole to be sorted by value).
+            if let limit, found.count >= limit, isEquality || indexed != lastIndexed { return false }
             let id = value.withUnsafeBytes { EntityID(bytes: $0, at: 0) }
             let sequence = key.withUnsafeBytes { EntityLayout.trailingSequence(of: $0) }
             // A stale entry (its value was superseded, or its entity deleted) is skipped: the
