@@ -108,4 +108,34 @@ import StrataTestFixtures
         #expect(records["a"] == .some(try Self.committedRecords(db)["a"]))
         #expect(records["z"] == .some(nil))
     }
+
+    /// A commit that fails at its flush (ENOSPC) adopts nothing: the next transaction still sees
+    /// the base's trees, and not the tree the failed commit created or the one it dropped.
+    @Test func aFailedCommitLeavesTheBasesEntries() throws {
+        let dir = TemporaryDirectory()
+        let box = IOBox<FaultyIO>()
+        var options = DatabaseOptions()
+        box.install(in: &options) { FaultyIO(inner: $0) }
+        let db = try Database(path: dir.path, options: options)
+        try db.write { tx in
+            try tx.put("k", "v", in: try tx.createTree("a"))
+            try tx.put("k", "v", in: try tx.createTree("b"))
+        }
+        _ = try Self.writerRecords(db, ["a", "b", "z"]) // remembered for the base
+        box.io!.armed = (.metaSync, .enospc, 1)
+        #expect(throws: StrataError.self) {
+            try db.write { tx in
+                try tx.dropTree(try tx.tree("b"))
+                try tx.put("k", "v2", in: try tx.tree("a"))
+                try tx.put("k", "v", in: try tx.createTree("z"))
+            }
+        }
+        let (records, hits) = try Self.writerRecords(db, ["a", "b", "z"])
+        #expect(hits >= 1)
+        let committed = try Self.committedRecords(db)
+        #expect(records["a"] == .some(committed["a"]))
+        #expect(records["b"] == .some(committed["b"]))
+        #expect(records["z"] == .some(nil))
+        #expect(committed["b"] != nil && committed["z"] == nil)
+    }
 }

@@ -147,12 +147,14 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
 }
 
 extension Datastore where Access == ReadWrite {
+    // Inlinable so that it is specialized for the caller's format: unspecialized, its
+    // `F.Instance?` result cost a runtime generic-metadata look-up (~450 instructions) per call.
+    // (Above the doc comment: an ordinary comment between it and the declaration would drop it.)
+
     /// Stores `instance` in its own write transaction (insert or replace), keeping every index exact;
     /// returns the instance it replaced. Throws `DatastoreError.uniqueIndexViolation` (nothing written),
     /// `.versionTooNew` if the stored instance it would replace was written by a newer build, and engine
     /// errors such as `StrataError.keyTooLarge`.
-    // Inlinable so that it is specialized for the caller's format: unspecialized, its
-    // `F.Instance?` result cost a runtime generic-metadata look-up (~450 instructions) per call.
     @inlinable @discardableResult
     public func persist(_ instance: F.Instance) throws -> F.Instance? {
         try store.write { try $0[self].persist(instance) }

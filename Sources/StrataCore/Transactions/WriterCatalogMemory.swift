@@ -12,11 +12,16 @@
 /// record (its root page, counts and stamps), as the committed meta names them. A transaction
 /// asks only while its catalog is still the committed one it began from; a generation names one
 /// committed meta (see `SnapshotCache`), so equal keys mean the same catalog and the same entries.
-/// (No other process commits while this session lives: a writable handle holds the writer lock
-/// for its lifetime. The key would still refuse such a commit's catalog.) Any other key (a
-/// failed or empty commit, a transaction begun on an older base) finds nothing and looks the
-/// entry up in the catalog as before. Touched only under the writer session's lock, by the
-/// thread running its transaction.
+/// (No other process commits while this session writes: a writable handle holds the writer lock
+/// until it closes, and a closed handle writes nothing. The key would still refuse such a
+/// commit's catalog.) A failed or empty commit adopts nothing: the next transaction begins from
+/// the same base and finds that base's entries, which are still true. Any other key finds nothing
+/// and looks the entry up in the catalog as before. Touched only under the writer session's lock,
+/// by the thread running its transaction.
+///
+/// What it gives up: a transaction that opens its trees from memory does not read the committed
+/// catalog leaf again, so damage to that leaf after it was committed is not met there (readers
+/// validate it; `check()` verifies it), as with `LastCommitPages`.
 struct WriterCatalogMemory {
     /// More trees than this in one generation are not remembered (the list is searched in order).
     static let treeLimit = 32
@@ -50,9 +55,9 @@ struct WriterCatalogMemory {
     /// Moves the memory on to the generation a commit created (whose catalog record is
     /// `catalog`) from the one it began from (`base`, `baseCatalog`): the trees the commit opened
     /// get the entries it committed, the others keep the ones remembered for `base`, which the
-    /// commit did not change (every change to the catalog goes through an opened tree). `trees`
-    /// may name a tree more than once (dropped, then created again): the last state is the
-    /// committed one.
+    /// commit did not change (every change to the catalog goes through an opened tree). Names in
+    /// `trees` are unique (a tree created again reuses its dropped slot); should one repeat, the
+    /// last state would win.
     mutating func adopt(_ trees: [Transaction.TreeState], generation: UInt64, catalog: TreeRecord,
                         base: UInt64, baseCatalog: TreeRecord) {
         if isValid && self.generation == base && self.catalog == baseCatalog {
