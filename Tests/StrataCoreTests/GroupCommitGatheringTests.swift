@@ -74,7 +74,7 @@ import Testing
             }
             arrived.wait()
             #expect(queue.takeGroup().count == 2)
-            #expect(queue.releaseLead() == 0)
+            #expect(queue.releaseLead() == nil)
         }
         queue.callersInside.store(2, ordering: .relaxed)
         while queue.isGatheringPaused { _ = queue.gatherCallers(timeout: 1) }

@@ -5,21 +5,16 @@ import Synchronization
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
 /// leads: it takes every queued request, runs each body inside its own nested transaction of one
 /// write transaction, in queue order, and commits once — one sync covers the whole group.
-/// Requests arriving meanwhile queue. When the commit is done the leader marks its group's
-/// requests done (with their results), gives up the lead and wakes every waiting caller at once:
-/// its group's callers return, and the queued ones race to lead the next. A caller returns only once the commit holding its changes is durable
+/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
+/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
+/// group with their results. A caller returns only once the commit holding its changes is durable
 /// (or with its own error; a failed commit fails every request of the group that had succeeded).
 ///
 /// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
-/// there first — a woken queued caller, or a running thread that just arrived — leads, and takes
-/// the queued requests along. Handing it to one chosen thread would stall every writer until the
-/// scheduler runs that thread (a lock convoy: milliseconds when the cores are busy). Waiting
-/// threads sleep on one shared futex word (`wakeups`; no spinning), and a leader wakes them all
-/// with one system call once its group is marked done and the lead is free: its group's callers
-/// return, queued callers race for the lead (the losers sleep again). A semaphore per caller cost
-/// a system call per caller, and on few cores each woken caller preempted the leader before it
-/// could wake the next (measured at 16 writers on 2 cores: 80 µs to wake a group of 16, while the
-/// next leader waited for exactly those callers).
+/// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
+/// queued requests along. Handing it to the candidate would stall every writer until the
+/// scheduler runs that one thread (a lock convoy: milliseconds when the cores are busy). Waiting
+/// threads sleep on a semaphore each (a futex; no spinning).
 ///
 /// **Gathering.** Callers woken at the end of a commit usually write again soon (a service's
 /// threads in a loop), but on a busy machine they come back only after the next commit has
@@ -60,8 +55,6 @@ final class WriteQueue: @unchecked Sendable {
     /// Whether leaders gather (commits sync) — see the type's comment.
     let gathers: Bool
     private let gatheringWakeup = BlockingLock(initiallyAvailable: false)
-    /// Queued callers sleep here until their request is done or the lead is free.
-    private let wakeups = WakeupWord()
     /// Callers inside `groupWrite`: queued, leading (the lone fast path too), or woken and not yet
     /// returned. Balanced by a `defer`, so it is exact whenever no caller is inside.
     let callersInside = Atomic<Int>(0)
@@ -159,12 +152,6 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// Sleeps until `request` is done or nobody leads (then the caller may lead: see
-    /// `takeLeadIfFree`).
-    func waitForTurn(_ request: WriteRequest) {
-        wakeups.wait { request.isDone || state.withLock { !$0.isLeading } }
-    }
-
     /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
@@ -186,21 +173,17 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
-    /// Ends a leader's turn (after it marked its group done) and wakes every waiting caller: the
-    /// group's callers return, queued ones race for the lead. Returns how many requests are queued.
-    @discardableResult
-    func releaseLead() -> Int {
-        let queued = state.withLock { state in
+    /// Ends a leader's turn; returns the oldest queued request, to be woken as a candidate leader.
+    func releaseLead() -> WriteRequest? {
+        state.withLock { state in
             state.isLeading = false
-            return state.pending.count
+            return state.pending.first
         }
-        wakeups.wakeAll()
-        return queued
     }
 }
 
 /// One caller's write: its body (with the caller's result slot captured) and, once done, its
-/// error. The caller sleeps in `WriteQueue.waitForTurn` until it is done or may lead.
+/// error. The caller sleeps on `wakeup` until it is done or may lead.
 final class WriteRequest: @unchecked Sendable {
     /// Cleared by the leader before it wakes the caller: the caller's closure is only borrowed
     /// (`withoutActuallyEscaping`) and must not outlive its call.
@@ -208,6 +191,7 @@ final class WriteRequest: @unchecked Sendable {
     /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
     private let done = Atomic<Bool>(false)
+    private let wakeup = BlockingLock(initiallyAvailable: false)
 
     init(body: @escaping (WriteTransaction) throws -> Void) {
         self.body = body
@@ -216,6 +200,11 @@ final class WriteRequest: @unchecked Sendable {
     var isDone: Bool { done.load(ordering: .acquiring) }
 
     func markDone() { done.store(true, ordering: .releasing) }
+
+    /// Sleeps until woken (done, or a candidate for the lead). Wake-ups may be more than waits.
+    func wait() { wakeup.lock() }
+
+    func wake() { wakeup.unlock() }
 }
 
 extension Database {
@@ -229,8 +218,8 @@ extension Database {
         // a gathering caller goes through the queue so that its commit can gather theirs.
         if !(othersInside && queue.gathers), queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
-            // writes that arrive meanwhile queue and are woken to lead next.
-            defer { queue.releaseLead() }
+            // writes that arrive meanwhile queue and the first of them is woken to lead next.
+            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
             let transaction = try beginWrite()
             do {
                 transaction.isInsideWriteBody = true
@@ -249,7 +238,7 @@ extension Database {
             var leads = queue.enqueue(request)
             while true {
                 // A leader's own request may miss its group (more than `maximumGroup` queued).
-                if leads { lead(queue) } else { queue.waitForTurn(request) }
+                if leads { lead(queue, own: request) } else { request.wait() }
                 if request.isDone { break }
                 leads = queue.takeLeadIfFree(for: request)
             }
@@ -258,13 +247,13 @@ extension Database {
         return result!
     }
 
-    /// Commits one group (holding the leader's own request unless more than `maximumGroup` were
-    /// queued before it), frees the lead and wakes the group's other callers.
-    private func lead(_ queue: WriteQueue) {
+    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
+    private func lead(_ queue: WriteQueue, own: WriteRequest) {
         if queue.gathers { queue.gatherCallers() }
         let group = queue.takeGroup()
         commit(group, writer: writer!)
-        queue.releaseLead()
+        if let candidate = queue.releaseLead() { candidate.wake() }
+        for request in group where request !== own { request.wake() }
     }
 
     /// Commits `transaction`, telling `queue` how long the commit took (its next gathering wait).
