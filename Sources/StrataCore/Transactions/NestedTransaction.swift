@@ -23,7 +23,11 @@ struct NestedFrame {
     let trees: [Transaction.TreeState]
     let hasFailed: Bool
     /// Page number -> the dirty buffer it had before this level first changed it (nil: none).
-    var log: [UInt64: PageBuffer?] = [:]
+    /// Sized up front for a small body (a put touches its path: root, branches, leaf), so that
+    /// the first few entries do not each grow and rehash the table (measured: ~1,000
+    /// instructions per logged page when grown from empty, on group commit's one-put bodies).
+    var log = [UInt64: PageBuffer?](minimumCapacity: NestedFrame.expectedLoggedPages)
+    static let expectedLoggedPages = 8
     /// `abort()` was called at this level: it is rolled back and refuses further use until its
     /// `nested` call returns.
     var isAborted = false
