@@ -43,6 +43,14 @@ final class PageBuffer {
     var byteCount: Int { pageSize * pageCount }
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory, count: byteCount) }
 
+    /// Whether `bytes` share any memory with this buffer (a view into this page handed back in).
+    @inline(__always)
+    func overlaps(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return false }
+        let first = UInt(bitPattern: start), mine = UInt(bitPattern: memory)
+        return first < mine &+ UInt(byteCount) && mine < first &+ UInt(bytes.count)
+    }
+
     func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
 
     // MARK: Header

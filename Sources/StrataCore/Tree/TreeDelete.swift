@@ -46,6 +46,12 @@ extension WriteTransaction {
     /// start of a log of thousands of entries costs a few dozen leaf edits.
     func removeLeading(from record: inout TreeRecord, below bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
         try checkActive()
+        // `bound` may be a key this transaction handed out, in the very leaf whose nodes the
+        // first round removes and repacks: later rounds compare against a copy.
+        return try Array(bound).withUnsafeBytes { try removeLeading(from: &record, belowCopied: $0, limit: limit) }
+    }
+
+    private func removeLeading(from record: inout TreeRecord, belowCopied bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
         forgetLeafHints()
         var removed = 0
         while removed < limit, record.root != 0 {

@@ -84,16 +84,37 @@ extension WriteTransaction {
             record.entries &+= 1
             return false
         }
+        return try placeInTree(&record, key: key, value: value, isInline: isInline)
+    }
+
+    /// Puts the node for `key` into the leaf it belongs in (a tree with a root), splitting it if
+    /// needed. Returns true if an entry was replaced.
+    ///
+    /// `key` and `value` may point into that very leaf: a view this transaction handed out (a
+    /// cursor's key, a value from `get`) passed back to `put`. The leaf is rearranged in place
+    /// (the replaced node removed, a split rebuilding it) before they are copied in, so such
+    /// arguments are copied out first and the placement starts again; the second descent finds
+    /// the pages dirty already. Nothing else a put rewrites can hold them: branch pages hold no
+    /// viewable bytes, split siblings and overflow runs are new buffers, and a replaced overflow
+    /// run leaves the dirty table without being reused while the view that holds it lives.
+    private func placeInTree(_ record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                             isInline: Bool) throws -> Bool {
         let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
         // The leaf of the previous insert, when the key belongs there and fits: no descent.
         if let (leaf, index, exact) = try hintedLeaf(for: record, key: key),
            leaf.freeSpace + (exact ? leaf.nodeSize(index) + 2 : 0) >= size + 2 {
+            if leaf.overlaps(key) || leaf.overlaps(value) {
+                return try placeCopies(&record, key: key, value: value, isInline: isInline)
+            }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
             leafHintInserts &+= 1
             return exact
         }
         let (path, leaf) = try touchPath(&record, key: key)
+        if leaf.overlaps(key) || leaf.overlaps(value) {
+            return try placeCopies(&record, key: key, value: value, isInline: isInline)
+        }
         let (index, exact) = try leaf.page().search(key)
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
@@ -105,6 +126,16 @@ extension WriteTransaction {
                           path: path, record: &record)
         }
         return exact
+    }
+
+    /// `placeInTree` with copies of `key` and `value` (they point into the leaf it rearranges).
+    private func placeCopies(_ record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                             isInline: Bool) throws -> Bool {
+        try Array(key).withUnsafeBytes { key in
+            try Array(value).withUnsafeBytes { value in
+                try placeInTree(&record, key: key, value: value, isInline: isInline)
+            }
+        }
     }
 
     /// Before a node goes in at `index`: an existing node with the same key (`exact`) leaves
