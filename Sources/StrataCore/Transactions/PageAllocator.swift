@@ -356,9 +356,23 @@ extension WriteTransaction {
                 recordedReusable = leftover
                 continue
             }
+            try checkFreedOnce()
             return
         }
         throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list did not settle while it was saved")
+    }
+
+    /// Before the free list is written: every page this transaction freed is listed once. Only a
+    /// damaged or forged file frees a page twice (trees that name one page twice: each copy of
+    /// it frees the original); a free list naming it twice fails every later load of that record,
+    /// so no commit could follow, or, when the copies fall in different records, hands the page
+    /// out twice. Sorting a copy costs little next to writing the pages.
+    private func checkFreedOnce() throws {
+        guard allocator.freed.count > 1 else { return }
+        let ascending = allocator.freed.sorted()
+        for index in 1..<ascending.count where ascending[index] == ascending[index - 1] {
+            throw StrataError.corruptPage(page: ascending[index], reason: "the trees name this page twice (this commit freed it twice)")
+        }
     }
 
     /// Whether every page from the free tree's root down its last children to its last leaf is a
