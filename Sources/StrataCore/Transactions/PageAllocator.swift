@@ -199,7 +199,7 @@ extension WriteTransaction {
         }
         let page = allocator.nextPage
         allocator.nextPage += UInt64(count)
-        guard allocator.nextPage < 1 << 40 else { throw StrataError.misuse("the store reached the maximum of 2^40 pages") }
+        guard allocator.nextPage < PageLayout.maximumPageCount else { throw StrataError.misuse("the store reached the maximum of 2^40 pages") }
         allocator.runEnd = allocator.nextPage
         return page
     }
