@@ -134,9 +134,10 @@ struct Page {
     }
 
     /// Whether the heap is exactly tiled by its nodes: every node individually valid (inside
-    /// `upper..<size`, no larger than `maximumNodeSize`, its key no longer than `maximumKeySize`) and, together, covering `upper..<size`
-    /// with no byte twice. `true` proves everything `validateHeap` promises; `false` proves
-    /// nothing (a valid heap with holes answers `false` too).
+    /// `upper..<size`, no larger than `maximumNodeSize`, its key no longer than
+    /// `maximumKeySize`) and, together, covering `upper..<size` with no byte twice. `true` proves
+    /// everything `validateHeap` promises; `false` proves nothing (a valid heap with holes
+    /// answers `false` too).
     ///
     /// One pass reads each node's slot offset and header with one bounds check, sums the node
     /// sizes, marks each node's start in `starts` (a bitmap, one bit per byte of the page) and
