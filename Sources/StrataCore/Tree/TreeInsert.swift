@@ -84,27 +84,12 @@ extension WriteTransaction {
             record.entries &+= 1
             return false
         }
-        return try placeInTree(&record, key: key, value: value, isInline: isInline)
-    }
-
-    /// Puts the node for `key` into the leaf it belongs in (a tree with a root), splitting it if
-    /// needed. Returns true if an entry was replaced.
-    ///
-    /// `key` and `value` may point into that very leaf: a view this transaction handed out (a
-    /// cursor's key, a value from `get`) passed back to `put`. The leaf is rearranged in place
-    /// (the replaced node removed, a split rebuilding it) before they are copied in, so such
-    /// arguments are copied out first and the placement starts again; the second descent finds
-    /// the pages dirty already. Nothing else a put rewrites can hold them: branch pages hold no
-    /// viewable bytes, split siblings and overflow runs are new buffers, and a replaced overflow
-    /// run leaves the dirty table without being reused while the view that holds it lives.
-    private func placeInTree(_ record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-                             isInline: Bool) throws -> Bool {
         let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
         // The leaf of the previous insert, when the key belongs there and fits: no descent.
         if let (leaf, index, exact) = try hintedLeaf(for: record, key: key),
            leaf.freeSpace + (exact ? leaf.nodeSize(index) + 2 : 0) >= size + 2 {
-            if leaf.overlaps(key) || leaf.overlaps(value) {
-                return try placeCopies(&record, key: key, value: value, isInline: isInline)
+            if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
+                return try insertCopies(into: &record, key: key, value: value, mode: mode)
             }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
@@ -112,8 +97,8 @@ extension WriteTransaction {
             return exact
         }
         let (path, leaf) = try touchPath(&record, key: key)
-        if leaf.overlaps(key) || leaf.overlaps(value) {
-            return try placeCopies(&record, key: key, value: value, isInline: isInline)
+        if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
+            return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
         let (index, exact) = try leaf.page().search(key)
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
@@ -128,12 +113,19 @@ extension WriteTransaction {
         return exact
     }
 
-    /// `placeInTree` with copies of `key` and `value` (they point into the leaf it rearranges).
-    private func placeCopies(_ record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-                             isInline: Bool) throws -> Bool {
+    /// `insert` again with copies of `key` and `value`: they point into the leaf it was about to
+    /// rearrange (a view this transaction handed out: a cursor's key, a value from `get`, passed
+    /// back to `put`). Removing the replaced node, or a split rebuilding the leaf in place, would
+    /// move their bytes before they are copied in. Nothing changed yet but the path's copies,
+    /// which the second descent finds dirty already. Nothing else a put rewrites can hold them:
+    /// branch pages hold no viewable bytes, split siblings and overflow runs are new buffers, and
+    /// a replaced overflow run leaves the dirty table without being reused while the view that
+    /// holds it lives.
+    private func insertCopies(into record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                              mode: PutMode) throws -> Bool {
         try Array(key).withUnsafeBytes { key in
             try Array(value).withUnsafeBytes { value in
-                try placeInTree(&record, key: key, value: value, isInline: isInline)
+                try insert(into: &record, key: key, value: value, mode: mode)
             }
         }
     }
