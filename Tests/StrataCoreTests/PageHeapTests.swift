@@ -185,6 +185,27 @@ import StrataTestFixtures
     }
 
     /// Every valid page Strata writes takes the one-pass proof, in any slot order.
+    /// A key longer than `maximumKeySize` in a node that still fits the node size cap: no page
+    /// Strata writes holds one, and a forged one that became a separator once reached
+    /// `PageBuffer.reserveNode`'s precondition (a crash) when the parent had no room for it.
+    @Test func keysLongerThanAnyKeyStrataWritesAreCorrupt() throws {
+        let maximumKey = PageLayout.maximumKeySize(pageSize: PageHeapTests.pageSize)
+        for kind in [PageKind.leaf, .branch] {
+            for overflow in kind == .leaf ? [false, true] : [false] {
+                let header = kind == .leaf ? PageLayout.leafNodeHeader + (overflow ? 8 : 0) : PageLayout.branchNodeHeader
+                // The longest key the node size cap alone lets through (1,344 bytes in a leaf).
+                let capped = PageLayout.maximumNodeSize(pageSize: PageHeapTests.pageSize) - 2 - header
+                for (keyLength, expected) in [(maximumKey, Verdict.valid), (maximumKey + 1, .corrupt), (capped, .corrupt)] {
+                    let size = header + keyLength
+                    try #require(size + 2 <= PageLayout.maximumNodeSize(pageSize: PageHeapTests.pageSize))
+                    let node = CraftedNode(start: PageHeapTests.pageSize - size, keyLength: keyLength, overflow: overflow)
+                    let verdict = try PageHeapTests.agreedVerdict(PageHeapTests.craft(kind, upper: node.start, [node]))
+                    #expect(verdict == expected, "\(kind) key of \(keyLength) bytes, overflow \(overflow)")
+                }
+            }
+        }
+    }
+
     @Test func validHeapsInEverySlotOrderArePacked() throws {
         var random = SeededGenerator(seed: testSeed("validHeapsInEverySlotOrder"))
         for _ in 0..<300 {

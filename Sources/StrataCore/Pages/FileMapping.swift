@@ -29,7 +29,7 @@ final class FileMapping: @unchecked Sendable {
         descriptor = file.descriptor
         path = file.path
         regions = .allocate(capacity: FileMapping.maximumRegions)
-        try addRegion(length: max(FileMapping.defaultReservation, FileMapping.roundUp(minimumLength * 2)))
+        try addRegion(length: max(FileMapping.defaultReservation, try reservation(covering: minimumLength)))
     }
 
     deinit {
@@ -39,7 +39,18 @@ final class FileMapping: @unchecked Sendable {
         regions.deallocate()
     }
 
-    private static func roundUp(_ length: Int) -> Int { (length + (1 << 30) - 1) & ~((1 << 30) - 1) }
+    /// A new mapping's length for `length` bytes: twice as many, in whole GiB, so the file can
+    /// grow under it. Checked: a sparse data file past 2^62 bytes (or a length a forged meta
+    /// named) would overflow; no mapping can be that large, so it is a typed error (EFBIG).
+    func reservation(covering length: Int) throws -> Int {
+        let granule = 1 << 30
+        let (doubled, overflowed) = length.multipliedReportingOverflow(by: 2)
+        let (padded, paddingOverflowed) = doubled.addingReportingOverflow(granule - 1)
+        guard length >= 0, !overflowed, !paddingOverflowed else {
+            throw StrataError.io(operation: "mmap of \(length) bytes", path: path, errno: EFBIG)
+        }
+        return padded & ~(granule - 1)
+    }
 
     private func addRegion(length: Int) throws {
         let count = regionCount.load(ordering: .relaxed)
@@ -60,7 +71,7 @@ final class FileMapping: @unchecked Sendable {
         return try growLock.withLock { _ in
             let newest = regions[regionCount.load(ordering: .acquiring) - 1]
             if length <= newest.length { return newest.base }
-            try addRegion(length: FileMapping.roundUp(length * 2))
+            try addRegion(length: try reservation(covering: length))
             return regions[regionCount.load(ordering: .acquiring) - 1].base
         }
     }

@@ -152,7 +152,7 @@ struct MetaPage: Equatable {
         guard meta.transactionID % 2 == slot || meta.transactionID == 0, meta.transactionID <= MetaPage.largestTransactionID else {
             return .failure(.invalid("meta \(slot) holds transaction \(meta.transactionID)"))
         }
-        guard meta.pageCount >= PageLayout.metaPageCount, meta.pageCount < (1 << 48) else {
+        guard meta.pageCount >= PageLayout.metaPageCount, meta.pageCount < PageLayout.maximumPageCount else {
             return .failure(.invalid("page count \(meta.pageCount)"))
         }
         if let problem = meta.catalog.validate(pageCount: meta.pageCount) ?? meta.freeTree.validate(pageCount: meta.pageCount) {

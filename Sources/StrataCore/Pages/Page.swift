@@ -119,7 +119,8 @@ struct Page {
     }
 
     /// A full check of the node heap: every node inside `upper..<size`, at most a third of a page
-    /// (`PageLayout.maximumNodeSize`, splits rely on it) and no two overlapping. Reads only
+    /// (`PageLayout.maximumNodeSize`, splits rely on it) with a key of at most
+    /// `PageLayout.maximumKeySize` (separators rely on it), and no two overlapping. Reads only
     /// validate what they touch; a page about to be modified (copied by a write transaction) is
     /// checked whole, so the editing code can rely on sizes adding up.
     ///
@@ -133,9 +134,10 @@ struct Page {
     }
 
     /// Whether the heap is exactly tiled by its nodes: every node individually valid (inside
-    /// `upper..<size`, no larger than `maximumNodeSize`) and, together, covering `upper..<size`
-    /// with no byte twice. `true` proves everything `validateHeap` promises; `false` proves
-    /// nothing (a valid heap with holes answers `false` too).
+    /// `upper..<size`, no larger than `maximumNodeSize`, its key no longer than
+    /// `maximumKeySize`) and, together, covering `upper..<size` with no byte twice. `true` proves
+    /// everything `validateHeap` promises; `false` proves nothing (a valid heap with holes
+    /// answers `false` too).
     ///
     /// One pass reads each node's slot offset and header with one bounds check, sums the node
     /// sizes, marks each node's start in `starts` (a bitmap, one bit per byte of the page) and
@@ -158,6 +160,7 @@ struct Page {
         let upper = self.upper, size = self.size, count = self.count
         guard count > 0 else { return upper == size }
         let largest = PageLayout.maximumNodeSize(pageSize: size)
+        let largestKey = PageLayout.maximumKeySize(pageSize: size)
         let isLeaf = kind == .leaf
         let headerSize = isLeaf ? PageLayout.leafNodeHeader : PageLayout.branchNodeHeader
         let words = size &>> 6 // page sizes are multiples of 64
@@ -176,11 +179,14 @@ struct Page {
                 let end: Int
                 if isLeaf {
                     let keyLength = Int(node.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+                    guard keyLength <= largestKey else { return false }
                     let payload = node.load(as: UInt8.self) & LeafFlags.overflow != 0
                         ? 8 : Int(node.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
                     end = start &+ PageLayout.leafNodeHeader &+ keyLength &+ payload
                 } else {
-                    end = start &+ PageLayout.branchNodeHeader &+ Int(node.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+                    let keyLength = Int(node.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+                    guard keyLength <= largestKey else { return false }
+                    end = start &+ PageLayout.branchNodeHeader &+ keyLength
                 }
                 // `end - start + 2`: the node and its slot, as `validateHeapNodeByNode` counts.
                 guard end <= size, end &- start &+ 2 <= largest else { return false }
@@ -203,6 +209,7 @@ struct Page {
     func validateHeapNodeByNode() throws {
         let upper = self.upper
         let largest = PageLayout.maximumNodeSize(pageSize: size)
+        let largestKey = PageLayout.maximumKeySize(pageSize: size)
         // Two nodes overlap exactly when one starts at the other's start or inside it. A bitmap of
         // start offsets (one bit per byte of the page) finds both without sorting the nodes.
         try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: size / 64) { starts in
@@ -210,12 +217,19 @@ struct Page {
             try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: max(count, 1)) { spans in
                 for index in 0..<count {
                     let start = try nodeOffset(index)
-                    let end: Int
+                    let end: Int, keyLength: Int
                     if kind == .leaf {
                         let node = try leaf(index)
                         end = start + node.storedSize
+                        keyLength = node.key.count
                     } else {
-                        end = start + PageLayout.branchNodeHeader + (try branchKey(index)).count
+                        keyLength = (try branchKey(index)).count
+                        end = start + PageLayout.branchNodeHeader + keyLength
+                    }
+                    // Inserting a longer key as a separator may need more room than a split
+                    // guarantees (`PageLayout.maximumKeySize`); Strata never writes one.
+                    guard keyLength <= largestKey else {
+                        throw StrataError.corruptPage(page: number, reason: "node \(index) has a key of \(keyLength) bytes, longer than any key Strata writes (\(largestKey))")
                     }
                     guard start >= upper, end <= size else {
                         throw StrataError.corruptPage(page: number, reason: "node \(index) lies outside the heap \(upper)..<\(size)")

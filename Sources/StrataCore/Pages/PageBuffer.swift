@@ -10,6 +10,8 @@ final class PageBuffer {
     let memory: UnsafeMutableRawPointer
     let pageSize: Int
     let pageCount: Int
+    /// `pageSize * pageCount`.
+    let byteCount: Int
     private(set) var number: UInt64
     /// The nested transaction level that installed this buffer in the dirty table (0: the
     /// outermost). A nested transaction copies a shallower buffer before changing it.
@@ -18,6 +20,7 @@ final class PageBuffer {
     init(pageSize: Int, pageCount: Int = 1, number: UInt64) {
         self.pageSize = pageSize
         self.pageCount = pageCount
+        byteCount = pageSize * pageCount
         self.number = number
         memory = UnsafeMutableRawPointer.allocate(byteCount: pageSize * pageCount, alignment: 64)
     }
@@ -40,8 +43,15 @@ final class PageBuffer {
     /// Gives a pooled buffer a new page number (its bytes are overwritten by the caller).
     func reassign(to newNumber: UInt64) { number = newNumber }
 
-    var byteCount: Int { pageSize * pageCount }
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: memory, count: byteCount) }
+
+    /// Whether `bytes` start inside this buffer: a view into this page handed back in. Bytes of
+    /// any other allocation cannot run into the buffer, so this is also whether they share any
+    /// of its memory. (Three instructions: `put` asks it for every key and value.)
+    @inline(__always)
+    func holdsStart(of bytes: UnsafeRawBufferPointer) -> Bool {
+        UInt(bitPattern: bytes.baseAddress) &- UInt(bitPattern: memory) < UInt(bitPattern: byteCount)
+    }
 
     func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
 

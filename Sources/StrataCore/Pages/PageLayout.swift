@@ -40,6 +40,10 @@ enum PageLayout {
     static let minimumPageSize = 4096
     static let maximumPageSize = 32768 // u16 offsets must address every byte of a page
     static let metaPageCount: UInt64 = 2
+    /// The most pages a store holds (page numbers stay below it): the allocator refuses to grow
+    /// past it, and a meta naming more is refused (`pageCount * pageSize` stays far from
+    /// overflowing at any page size).
+    static let maximumPageCount: UInt64 = 1 << 40
     /// Deeper than any real tree (a 4 KiB-page tree of depth 32 would hold more than 2^64 keys):
     /// reaching it means the file contains a cycle.
     static let maximumDepth = 32

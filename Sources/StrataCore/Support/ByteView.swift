@@ -2,7 +2,9 @@
 ///
 /// A view into a read transaction points straight into the shared mapping and stays valid for the
 /// life of that transaction; a view into a write transaction stays valid until the transaction's
-/// next modification. Reading a view after that is memory-safe (the memory stays mapped while the
+/// next modification. That modification may take the view itself as its key, value or bound
+/// (`put(cursor.key(), …)`, `put(k, get(other)!)`): it copies one that points into a page it
+/// rearranges. Reading a view after that is memory-safe (the memory stays mapped while the
 /// view exists) but may show newer bytes: copy with `Array(view)` or `bytes` to keep them.
 public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertible {
     @usableFromInline let buffer: UnsafeRawBufferPointer

@@ -39,7 +39,8 @@ struct PageAllocator {
     /// Adds `pages` to `reusable`, keeping it sorted descending, in time linear in both counts
     /// (a full sort after appending a record of up to `chunkCapacity` pages was a fifth of a small
     /// commit's instructions: leftover records are stored ascending, the opposite of `reusable`,
-    /// and records of freed pages in freeing order, which is sorted here). Returns
+    /// records of freed pages too, but for the free tree's own pages at the end of the last one,
+    /// and stores written before that in freeing order, which is sorted here). Returns
     /// false if a page is already there or listed twice: the free list named a page twice, and
     /// handing it out twice would give two pages of the tree one place in the file.
     mutating func addReusable(_ pages: [UInt64]) -> Bool {
@@ -199,7 +200,7 @@ extension WriteTransaction {
         }
         let page = allocator.nextPage
         allocator.nextPage += UInt64(count)
-        guard allocator.nextPage < 1 << 40 else { throw StrataError.misuse("the store reached the maximum of 2^40 pages") }
+        guard allocator.nextPage < PageLayout.maximumPageCount else { throw StrataError.misuse("the store reached the maximum of 2^40 pages") }
         allocator.runEnd = allocator.nextPage
         return page
     }
@@ -323,6 +324,11 @@ extension WriteTransaction {
         let wanted = try ownsFreeTreeTail() ? 0 : rootIsOwn ? 2 : 2 * (allocator.freeTree.depth + 2)
         while allocator.reusable.count < wanted, try loadFreeRecord() {}
         allocator.isSavingFreeList = true
+        // The pages this transaction freed are recorded ascending: a page freed twice (only a
+        // damaged or forged file does that, see `checkFreedOnce`) sits next to its copy, and a
+        // record read back last page first is already in `reusable`'s descending order.
+        allocator.freed.sort()
+        let sortedFreed = allocator.freed.count
         let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
         var recordedFreed = 0
         var recordedReusable: [UInt64]?
@@ -356,9 +362,36 @@ extension WriteTransaction {
                 recordedReusable = leftover
                 continue
             }
+            try checkFreedOnce(sortedCount: sortedFreed)
             return
         }
         throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list did not settle while it was saved")
+    }
+
+    /// Before the free list is written: every page this transaction freed is listed once. Only a
+    /// damaged or forged file frees a page twice (trees that name one page twice: each copy of
+    /// it frees the original); a free list naming it twice fails every later load of that record,
+    /// so no commit could follow, or, when the copies fall in different records, hands the page
+    /// out twice. `freed[..<sortedCount]` is sorted; the pages after it, freed while the free
+    /// list was saved (its own copied pages), are few.
+    private func checkFreedOnce(sortedCount: Int) throws {
+        let freed = allocator.freed
+        func repeated(_ page: UInt64) -> StrataError {
+            StrataError.corruptPage(page: page, reason: "the trees name this page twice (this commit freed it twice)")
+        }
+        for index in 1..<max(1, sortedCount) where freed[index] == freed[index - 1] { throw repeated(freed[index]) }
+        guard freed.count > sortedCount else { return }
+        let late = freed[sortedCount...].sorted()
+        for (offset, page) in late.enumerated() {
+            if offset > 0, late[offset - 1] == page { throw repeated(page) }
+            // Binary search of the sorted part.
+            var (low, high) = (0, sortedCount)
+            while low < high {
+                let middle = (low + high) / 2
+                if freed[middle] < page { low = middle + 1 } else { high = middle }
+            }
+            if low < sortedCount, freed[low] == page { throw repeated(page) }
+        }
     }
 
     /// Whether every page from the free tree's root down its last children to its last leaf is a

@@ -154,9 +154,10 @@ public class Transaction {
         try get(key, in: tree) != nil
     }
 
-    /// A cursor over the tree, not yet positioned.
+    /// A cursor over the tree, not yet positioned. In a write transaction, positioning it again
+    /// after a modification starts from the tree as it is then (see `Cursor`).
     public func cursor(_ tree: Tree) throws -> Cursor {
-        Cursor(access: access, record: trees[try state(of: tree)].record)
+        Cursor(access: access, record: trees[try state(of: tree)].record, of: tree, in: self)
     }
 
     /// Calls `body` for each entry with `lower <= key < upper` (bounds optional; the upper one

@@ -1,22 +1,32 @@
 /// A position in one tree of one transaction, moving in key order in either direction.
 ///
 /// The cursor keeps the path from the root to its leaf. In a write transaction, any modification
-/// invalidates it (pages may have moved); using it afterwards throws `StrataError.misuse` rather
-/// than reading stale memory.
+/// invalidates that path (pages may have moved): moving the cursor (`next`, `previous`) or reading
+/// its key or value afterwards throws `StrataError.misuse` rather than reading stale memory.
+/// Positioning it again (`first`, `last`, `seek`, `seekLast`) starts afresh from the tree as the
+/// transaction holds it now; it throws `treeNotFound` if the tree was dropped meanwhile.
 public final class Cursor {
     private let access: PageAccess
-    private let root: UInt64
-    private let depth: Int
+    /// The tree's root and depth when the path was last positioned from them.
+    private var root: UInt64
+    private var depth: Int
+    /// Where a repositioning after a modification reads the tree's current record: nil for the
+    /// engine's own one-shot cursors over a record (they are never repositioned after one).
+    /// Weak: a cursor kept around must not keep its transaction (and the writer lock) alive.
+    private weak var transaction: Transaction?
+    private let tree: Tree?
     private var path: [(page: Page, index: Int)] = []
     private var modificationStamp: Int
     /// The access's lease when the cursor was made: positioning is refused once it moved on.
     private let lease: Int
     private var positioned = false
 
-    init(access: PageAccess, record: TreeRecord) {
+    init(access: PageAccess, record: TreeRecord, of tree: Tree? = nil, in transaction: Transaction? = nil) {
         self.access = access
         root = record.root
         depth = record.depth
+        self.tree = tree
+        self.transaction = transaction
         modificationStamp = access.modificationCount
         lease = access.lease
         path.reserveCapacity(max(1, record.depth))
@@ -31,11 +41,20 @@ public final class Cursor {
         }
     }
 
-    /// Starts a new positioning: the modification stamp is taken afresh (the transaction may
-    /// have changed the tree since), but only within the transaction the cursor was made in.
+    /// Starts a new positioning, only within the transaction the cursor was made in. After a
+    /// modification the tree's record is read again (its root may have been copied, split or
+    /// freed and handed to another tree) and the modification stamp is taken afresh.
     private func reset() throws {
         guard lease == access.lease else {
             throw StrataError.misuse("a cursor was used after its transaction ended; create a new cursor in a live transaction")
+        }
+        if modificationStamp != access.modificationCount {
+            guard let transaction, let tree else {
+                throw StrataError.misuse("a cursor over a tree record was positioned again after a modification")
+            }
+            let record = try transaction.record(of: tree)
+            root = record.root
+            depth = record.depth
         }
         path.removeAll(keepingCapacity: true)
         positioned = false

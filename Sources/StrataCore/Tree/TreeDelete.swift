@@ -46,6 +46,12 @@ extension WriteTransaction {
     /// start of a log of thousands of entries costs a few dozen leaf edits.
     func removeLeading(from record: inout TreeRecord, below bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
         try checkActive()
+        // `bound` may be a key this transaction handed out, in the very leaf whose nodes the
+        // first round removes and repacks: later rounds compare against a copy.
+        return try Array(bound).withUnsafeBytes { try removeLeading(from: &record, belowCopied: $0, limit: limit) }
+    }
+
+    private func removeLeading(from record: inout TreeRecord, belowCopied bound: UnsafeRawBufferPointer, limit: Int) throws -> Int {
         forgetLeafHints()
         var removed = 0
         while removed < limit, record.root != 0 {
@@ -106,6 +112,10 @@ extension WriteTransaction {
             let parentPage = try parent.page()
             let leftNumber = try parentPage.child(leftIndex)
             let rightNumber = try parentPage.child(rightIndex)
+            guard leftNumber != rightNumber else {
+                // Merging a page into itself would free it while the parent still names it.
+                throw StrataError.corruptPage(page: parent.number, reason: "two children are page \(leftNumber)")
+            }
             let separator = Array(try parentPage.branchKey(rightIndex))
             let leftPage = try access.page(leftNumber)
             let rightPage = try access.page(rightNumber)
@@ -164,19 +174,33 @@ extension WriteTransaction {
     }
 
     /// Frees every page of a subtree (a dropped or cleared tree), overflow runs included.
+    /// - Throws: `corruptPage` if the subtree reaches a page (or an overflow run) twice, as only
+    ///   a damaged or forged file can: freeing it twice would list it twice in the free list, and
+    ///   walking a shared subtree again at every reference takes exponential time.
     func freeSubtree(_ number: UInt64, level: Int, depth: Int) throws {
         forgetLeafHints()
+        var visited = Set<UInt64>()
+        try freeSubtree(number, level: level, depth: depth, visited: &visited)
+    }
+
+    private func freeSubtree(_ number: UInt64, level: Int, depth: Int, visited: inout Set<UInt64>) throws {
         guard number != 0 else { return }
+        guard visited.insert(number).inserted else {
+            throw StrataError.corruptPage(page: number, reason: "the tree reaches this page twice")
+        }
         let page = try access.treePage(number, level: level, depth: depth)
         if page.isLeaf {
             for index in 0..<page.count {
                 let node = try page.leaf(index)
                 if node.isOverflow {
+                    guard visited.insert(node.overflowPage).inserted else {
+                        throw StrataError.corruptPage(page: number, reason: "names overflow page \(node.overflowPage), which the tree reaches twice")
+                    }
                     freePages(node.overflowPage, count: try checkedOverflowRun(node.overflowPage, length: node.valueLength))
                 }
             }
         } else {
-            for index in 0..<page.count { try freeSubtree(try page.child(index), level: level + 1, depth: depth) }
+            for index in 0..<page.count { try freeSubtree(try page.child(index), level: level + 1, depth: depth, visited: &visited) }
         }
         freePages(number)
     }

@@ -88,12 +88,18 @@ extension WriteTransaction {
         // The leaf of the previous insert, when the key belongs there and fits: no descent.
         if let (leaf, index, exact) = try hintedLeaf(for: record, key: key),
            leaf.freeSpace + (exact ? leaf.nodeSize(index) + 2 : 0) >= size + 2 {
+            if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
+                return try insertCopies(into: &record, key: key, value: value, mode: mode)
+            }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
             leafHintInserts &+= 1
             return exact
         }
         let (path, leaf) = try touchPath(&record, key: key)
+        if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
+            return try insertCopies(into: &record, key: key, value: value, mode: mode)
+        }
         let (index, exact) = try leaf.page().search(key)
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
@@ -105,6 +111,23 @@ extension WriteTransaction {
                           path: path, record: &record)
         }
         return exact
+    }
+
+    /// `insert` again with copies of `key` and `value`: they point into the leaf it was about to
+    /// rearrange (a view this transaction handed out: a cursor's key, a value from `get`, passed
+    /// back to `put`). Removing the replaced node, or a split rebuilding the leaf in place, would
+    /// move their bytes before they are copied in. Nothing changed yet but the path's copies,
+    /// which the second descent finds dirty already. Nothing else a put rewrites can hold them:
+    /// branch pages hold no viewable bytes, split siblings and overflow runs are new buffers, and
+    /// a replaced overflow run leaves the dirty table without being reused while the view that
+    /// holds it lives.
+    private func insertCopies(into record: inout TreeRecord, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                              mode: PutMode) throws -> Bool {
+        try Array(key).withUnsafeBytes { key in
+            try Array(value).withUnsafeBytes { value in
+                try insert(into: &record, key: key, value: value, mode: mode)
+            }
+        }
     }
 
     /// Before a node goes in at `index`: an existing node with the same key (`exact`) leaves

@@ -31,7 +31,7 @@ extension WriteTransaction {
         return try key.withBytes { key in
             guard key.count <= PageLayout.maximumKeySize(pageSize: pageSize) else { return nil }
             return try modifying {
-                // Counted as a modification: open cursors re-seek, and a failure fails the transaction.
+                // Counted as a modification: open cursors must be positioned again, and a failure fails the transaction.
                 access.modificationCount += 1
                 let (path, leaf) = try touchPath(&record, key: key)
                 let page = try leaf.page()
