@@ -76,4 +76,23 @@ import Testing
             #expect(throws: StrataError.treeNotFound(name: "t")) { try c.first() }
         }
     }
+
+    /// Renaming a tree (and creating another under its old name, which reuses its slot) changes
+    /// what the cursor's tree handle names without touching a page: repositioning must follow the
+    /// handle (found in review: it kept reading the renamed tree's pages, with no error).
+    @Test func repositioningAfterARenameFollowsTheHandle() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in try tx.put("a", "1", in: try tx.createTree("T")) }
+        try db.write { tx in
+            let t = try tx.tree("T")
+            let c = try tx.cursor(t)
+            #expect(try Self.keys(c) == ["a"])
+            try tx.renameTree(t, to: "X")
+            #expect(throws: StrataError.treeNotFound(name: "T")) { try c.first() }
+            try tx.createTree("T")
+            #expect(try tx.get("a", in: t) == nil)
+            #expect(try Self.keys(c) == [])
+        }
+    }
 }

@@ -39,7 +39,7 @@ struct PageAllocator {
     /// Adds `pages` to `reusable`, keeping it sorted descending, in time linear in both counts
     /// (a full sort after appending a record of up to `chunkCapacity` pages was a fifth of a small
     /// commit's instructions: leftover records are stored ascending, the opposite of `reusable`,
-    /// records of freed pages too, but for the free tree's own pages at the end of the last one,
+    /// records of freed pages too, but for the free tree's own pages at the end of the last ones,
     /// and stores written before that in freeing order, which is sorted here). Returns
     /// false if a page is already there or listed twice: the free list named a page twice, and
     /// handing it out twice would give two pages of the tree one place in the file.
@@ -268,7 +268,9 @@ extension WriteTransaction {
         }
         // Read into a local array first, last page first: leftover records are written
         // ascending and `reusable` is kept descending, so this order merges them without
-        // reversing (records of freed pages come in freeing order; `addReusable` sorts those).
+        // reversing (records of freed pages are ascending too, but for the free tree's own late
+        // pages in the last records, and older stores' come in freeing order: `addReusable`
+        // sorts those).
         let committedPageCount = allocator.committedPageCount
         let pages = try value.withUnsafeBytes { raw in
             let count = raw.count / 8

@@ -10,6 +10,9 @@ extension WriteTransaction {
             throw StrataError.misuse("tree names must be 1...\(PageLayout.maximumKeySize(pageSize: pageSize)) bytes of UTF-8")
         }
         if try treeIfPresent(newName) != nil { throw StrataError.treeExists(name: newName) }
+        // No page changes, but what the old handle names does: cursors over it must read the
+        // catalog state again before positioning (`Cursor.reset`).
+        access.modificationCount += 1
         var record = trees[index].record
         record.lastModified = transactionID
         trees[index].record = TreeRecord()

@@ -81,6 +81,8 @@ public final class WriteTransaction: Transaction {
         fresh.lastModified = transactionID
         if let index = openedTreeIndex(name) {
             guard trees[index].isDropped else { throw StrataError.treeExists(name: name) }
+            // The dropped tree's handles name the new one from here (see `renameTree`).
+            access.modificationCount += 1
             trees[index] = TreeState(name: name, record: fresh, isDirty: true)
             return Tree(name: name, index: index, transactionSerial: serial)
         }

@@ -4,7 +4,9 @@
 /// invalidates that path (pages may have moved): moving the cursor (`next`, `previous`) or reading
 /// its key or value afterwards throws `StrataError.misuse` rather than reading stale memory.
 /// Positioning it again (`first`, `last`, `seek`, `seekLast`) starts afresh from the tree as the
-/// transaction holds it now; it throws `treeNotFound` if the tree was dropped meanwhile.
+/// transaction holds it now; it throws `treeNotFound` if the tree was dropped or renamed
+/// meanwhile. A nested transaction that rolls back ends every cursor made before it
+/// (`StrataError.misuse`: the pages they could name were put back); make a new one.
 public final class Cursor {
     private let access: PageAccess
     /// The tree's root and depth when the path was last positioned from them.

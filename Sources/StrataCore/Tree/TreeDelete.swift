@@ -113,7 +113,10 @@ extension WriteTransaction {
             let leftNumber = try parentPage.child(leftIndex)
             let rightNumber = try parentPage.child(rightIndex)
             guard leftNumber != rightNumber else {
-                // Merging a page into itself would free it while the parent still names it.
+                // Merging a page into itself would free it while the parent still names it. Rarely
+                // met (the descent has usually renumbered one of the two already, so a forged
+                // parent naming one page twice passes here and is refused at commit, where
+                // `saveFreeList` finds the page freed twice); a nested level keeps numbers.
                 throw StrataError.corruptPage(page: parent.number, reason: "two children are page \(leftNumber)")
             }
             let separator = Array(try parentPage.branchKey(rightIndex))

@@ -116,8 +116,9 @@ extension WriteTransaction {
     /// `insert` again with copies of `key` and `value`: they point into the leaf it was about to
     /// rearrange (a view this transaction handed out: a cursor's key, a value from `get`, passed
     /// back to `put`). Removing the replaced node, or a split rebuilding the leaf in place, would
-    /// move their bytes before they are copied in. Nothing changed yet but the path's copies,
-    /// which the second descent finds dirty already. Nothing else a put rewrites can hold them:
+    /// move their bytes before they are copied in. Nothing changed yet but the path's copies
+    /// (and maybe a free-list record loaded to allocate them), which the second descent finds
+    /// dirty already. Nothing else a put rewrites can hold them:
     /// branch pages hold no viewable bytes, split siblings and overflow runs are new buffers, and
     /// a replaced overflow run leaves the dirty table without being reused while the view that
     /// holds it lives.
