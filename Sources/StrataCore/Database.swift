@@ -449,6 +449,11 @@ public final class Database: Sendable {
 
     private func beginWrite(_ writer: WriterSession) throws -> WriteTransaction {
         let base = writer.committed
+        // The next commit's meta must still be a valid one (`MetaPage.largestTransactionID`): a
+        // store that has reached the limit (only a forged one can) takes no more commits.
+        guard base.transactionID < MetaPage.largestTransactionID else {
+            throw StrataError.corruptMeta(path: path, reason: "its newest commit is transaction \(base.transactionID), the largest a store may hold; only a damaged or forged store gets there")
+        }
         var oldest = try oldestRegisteredSnapshot(below: base.transactionID)
         let now = Clock.monotonicNanoseconds()
         if let pinned = oldest, pinned < base.transactionID, now - writer.lastReap > 1_000_000_000 {

@@ -82,27 +82,38 @@ import Testing
     /// rot that kept them) would make the next write's `transactionID + 1` and the reader report's
     /// `generation + 1` trap. Such a meta is refused like any other invalid one: the store opens at
     /// the commit before, writes and reports readers.
-    @Test func forgedHugeTransactionNumberIsRefusedNotTrapped() throws {
-        let dir = try makeStore()
+    /// Rewrites the newest meta of the store at `path` to hold transaction `forged` (of the
+    /// slot's parity) and name no pages, with valid checksums; returns the generation it had.
+    func forgeNewestMeta(_ path: String, transaction forged: (_ generation: UInt64) -> UInt64) throws -> UInt64 {
         let (generation, pageSize) = try { () throws -> (UInt64, Int) in
-            let db0 = try Database(path: dir.path, mode: .readOnly)
+            let db0 = try Database(path: path, mode: .readOnly)
             return (db0.generation, db0.pageSize)
         }()
         let start = Int(generation % 2) * pageSize
-        var meta = try read(dir.path + "/data", at: UInt64(start), count: pageSize)
-        let forged = UInt64.max - (1 - generation % 2) // the slot's parity, as a real meta has
+        var meta = try read(path + "/data", at: UInt64(start), count: pageSize)
+        let transaction = forged(generation)
         meta.withUnsafeMutableBytes { bytes in
             let base = bytes.baseAddress!
-            base.storeBytes(of: forged, toByteOffset: MetaPage.Offset.transactionID, as: UInt64.self)
+            base.storeBytes(of: transaction, toByteOffset: MetaPage.Offset.transactionID, as: UInt64.self)
             // A meta naming no pages passes verification at open whatever its commit wrote.
             base.storeBytes(of: UInt32(0), toByteOffset: MetaPage.Offset.runCount, as: UInt32.self)
             base.storeBytes(of: UInt64(0), toByteOffset: MetaPage.Offset.pageDigest, as: UInt64.self)
-            let list = Checksum.hash(base + MetaPage.Offset.pageDigest, count: 8, seed: Checksum.seed ^ forged)
+            let list = Checksum.hash(base + MetaPage.Offset.pageDigest, count: 8, seed: Checksum.seed ^ transaction)
             base.storeBytes(of: list, toByteOffset: MetaPage.Offset.runChecksum, as: UInt64.self)
             base.storeBytes(of: Checksum.hash(base, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
         }
-        try patch(dir.path + "/data", at: UInt64(start), meta)
-        try waitUntilNobodyHasTheStoreOpen(dir.path)
+        try patch(path + "/data", at: UInt64(start), meta)
+        try waitUntilNobodyHasTheStoreOpen(path)
+        return generation
+    }
+
+    /// A meta whose transaction number is near `UInt64.max` (forged with valid checksums, or bit
+    /// rot that kept them) would make the next write's `transactionID + 1` and the reader report's
+    /// `generation + 1` trap. Such a meta is refused like any other invalid one: the store opens at
+    /// the commit before, writes and reports readers.
+    @Test func forgedHugeTransactionNumberIsRefusedNotTrapped() throws {
+        let dir = try makeStore()
+        let generation = try forgeNewestMeta(dir.path) { UInt64.max - (1 - $0 % 2) } // the slot's parity
         let db = try Database(path: dir.path)
         defer { db.close() }
         #expect(db.generation == generation - 1)
@@ -111,6 +122,23 @@ import Testing
         #expect(db.generation == generation)
         #expect(try db.check().isClean)
         #expect(MetaPage.largestTransactionID < SnapshotPins.largestPinnable)
+    }
+
+    /// A meta at exactly the largest valid transaction number opens and reads, but takes no
+    /// commit: the next one's meta could never be read back.
+    @Test func aStoreAtTheLargestTransactionNumberTakesNoMoreCommits() throws {
+        let dir = try makeStore()
+        _ = try forgeNewestMeta(dir.path) { MetaPage.largestTransactionID - ($0 % 2 == 0 ? 0 : 1) }
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        #expect(db.generation >= MetaPage.largestTransactionID - 1)
+        try db.read { tx throws in #expect(try tx.string("key 00001", in: tx.tree("t")) != nil) }
+        // An odd slot holds the number below the largest: one more commit reaches it.
+        if db.generation < MetaPage.largestTransactionID { try db.write { tx in try tx.put("last", "one", in: try tx.tree("t")) } }
+        #expect(db.generation == MetaPage.largestTransactionID)
+        #expect(throws: StrataError.self) { try db.write { tx in try tx.put("after", "x", in: try tx.tree("t")) } }
+        #expect(db.generation == MetaPage.largestTransactionID)
+        try db.read { tx throws in #expect(try tx.string("key 00001", in: tx.tree("t")) != nil) }
     }
 
     @Test func bothMetasCorrupt() throws {

@@ -63,13 +63,16 @@ public struct DatastoreChanges<F: DatastoreFormat>: AsyncSequence {
 
         /// The next event, waiting for a commit that touches the datastore; nil when the change stream
         /// ends (the handle was closed or the task cancelled). Throws the error that kept the
-        /// subscription from starting (e.g. `StrataError.closed`), `DatastoreError.corruptLogEntry` for an
-        /// unreadable log entry, and the decoding errors of `Datastore.load(_:)`.
+        /// subscription from starting (e.g. `StrataError.closed`), the one that ended the stream
+        /// (`ChangeStream.failure`: the store's newest commits could not be read, e.g. a damaged
+        /// catalog), `DatastoreError.corruptLogEntry` for an unreadable log entry, and the decoding
+        /// errors of `Datastore.load(_:)`.
         public mutating func next() async throws -> Element? {
             if let failure { throw failure }
             while buffered.isEmpty {
                 guard let event = await streamIterator?.next() else {
                     snapshot?.end()
+                    if let ended = stream?.failure { throw ended }
                     return nil
                 }
                 try collect(upTo: event.generation)

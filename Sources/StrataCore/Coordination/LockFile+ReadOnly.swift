@@ -16,14 +16,12 @@ extension LockFile {
                                         fileMode: fileMode, committedGeneration: committedGeneration)
             return (lockFile, .readerTable)
         } catch StrataError.io(operation: "open", _, let code) where mode == .readOnly && (code == EACCES || code == EPERM || code == EROFS) {
-            if let shared = try LockFile(readingOnly: path, dataInode: dataInode, verifiedNewest: verifiedNewest) {
+            if let shared = try LockFile(readingOnly: path, dataFile: dataFile, dataInode: dataInode, verifiedNewest: verifiedNewest) {
                 return (shared, .pins(SnapshotPins(file: shared.file)))
             }
             // No usable lock file. A writer whose lock file was deleted still holds the data file's
             // writer lock; reading alone beside it would let it reuse this handle's pages.
-            if try dataFile.isLockedByOthers(offset: LockFile.writerLockByte) {
-                throw StrataError.lockFileReplaced(path: String(path.dropLast("/lock".count)))
-            }
+            try LockFile.refuseIfAWriterHoldsTheDataFile(dataFile, lockPath: path)
             // Nobody is writing: the newest meta whose pages all verify.
             let newest = try verifiedNewest()
             return (try LockFile(detachedAt: newest.transactionID, dataPath: dataPath), .detached(newest))
@@ -37,7 +35,7 @@ extension LockFile {
     /// newest verified commit (lock files are never synced: after a power loss the counter can
     /// lag or lead the data file, and following it would wait forever for a meta that is not
     /// there, or read a commit whose pages never arrived).
-    private convenience init?(readingOnly path: String, dataInode: UInt64, verifiedNewest: () throws -> MetaPage) throws {
+    private convenience init?(readingOnly path: String, dataFile: PosixFile, dataInode: UInt64, verifiedNewest: () throws -> MetaPage) throws {
         let file: PosixFile
         do {
             file = try PosixFile(path: path, flags: O_RDONLY)
@@ -53,6 +51,9 @@ extension LockFile {
             return nil
         }
         let alone = try !file.isLockedByOthers(offset: LockFile.openHandlesByte)
+        // A valid lock file nobody has open beside a running writer is a copy put in place of
+        // the writer's (which it no longer reads): following it would freeze the generation.
+        if alone { try LockFile.refuseIfAWriterHoldsTheDataFile(dataFile, lockPath: path) }
         // Holding the open-handles byte shared keeps a writer that opens later from resetting the
         // file (truncating it under this mapping would be a SIGBUS).
         guard try file.tryLock(offset: LockFile.openHandlesByte, exclusive: false) else {

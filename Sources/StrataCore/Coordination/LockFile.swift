@@ -67,9 +67,7 @@ final class LockFile: @unchecked Sendable {
             // Nobody has this lock file open, yet a writer may be running: one whose lock file was
             // deleted or replaced keeps the data file's writer lock (`WriterLock`). A fresh table
             // here would be one that writer never reads or publishes to: refuse.
-            if try dataFile.isLockedByOthers(offset: LockFile.writerLockByte) {
-                throw StrataError.lockFileReplaced(path: String(path.dropLast("/lock".count)))
-            }
+            try LockFile.refuseIfAWriterHoldsTheDataFile(dataFile, lockPath: path)
             // Nobody else has the store open: start from a clean table.
             let slots = max(1, min(requestedSlots, 1 << 16))
             let size = LockFile.byteCount(slots: slots)
@@ -104,6 +102,18 @@ final class LockFile: @unchecked Sendable {
             memory = try SharedMemory(file: file, length: LockFile.byteCount(slots: header.slots))
             slotCount = header.slots
         }
+    }
+
+    /// Throws `lockFileReplaced` if another open file description write-locks the data file's
+    /// writer byte while nobody has the lock file open: a writer whose lock file was deleted or
+    /// replaced. A writer that is exiting releases its two files in no set order, so the lock is
+    /// looked at again for up to 100 ms before the open is refused.
+    static func refuseIfAWriterHoldsTheDataFile(_ dataFile: PosixFile, lockPath: String) throws {
+        for attempt in 0...100 {
+            guard try dataFile.isWriteLockedByOthers(offset: LockFile.writerLockByte) else { return }
+            if attempt < 100 { usleep(1000) }
+        }
+        throw StrataError.lockFileReplaced(path: String(lockPath.dropLast("/lock".count)))
     }
 
     /// A lock file already opened and mapped (see `LockFile+ReadOnly.swift`).

@@ -29,14 +29,18 @@ public final class ChangeMonitor: @unchecked Sendable {
         /// while it ran: a stream it did not deliver to would otherwise be left behind the
         /// generation it skipped, and hear nothing until the next commit.
         var subscriptions: UInt64 = 0
-        /// Deliveries in a row that could not read the new snapshot (reset by a success).
+        /// Deliveries in a row that failed with an error other than a full reader table, and when
+        /// the first of them failed (reset by a success).
         var failedDeliveries = 0
+        var firstFailure: UInt64 = 0
     }
 
-    /// Failed deliveries in a row after which an error that does not clear by itself (damage,
-    /// anything but a full reader table) ends the store's streams with that error. A few, not
-    /// one: a snapshot can fail once for a reason that passes (a store file being replaced).
+    /// An error other than a full reader table ends the store's streams once deliveries have
+    /// failed with it this many times in a row over at least `failingTimeBeforeEnding`: damage
+    /// stays, while a failure that passes (a file being replaced, a remapping that failed once)
+    /// gets a second (a hot poller retries every 50 µs, so a count alone would be microseconds).
     static let failuresBeforeEnding = 3
+    static let failingTimeBeforeEnding: UInt64 = 1_000_000_000
 
     private struct State {
         var watched: [ObjectIdentifier: Watched] = [:] {
@@ -188,6 +192,7 @@ public final class ChangeMonitor: @unchecked Sendable {
             state.withLock { state in
                 guard let watched = state.watched[key] else { return }
                 state.watched[key]!.failedDeliveries = 0
+                state.watched[key]!.firstFailure = 0
                 guard watched.generation == seen, watched.subscriptions == subscriptions else { return }
                 state.watched[key]!.generation = generation
             }
@@ -195,21 +200,22 @@ public final class ChangeMonitor: @unchecked Sendable {
         } catch {
             // A closed store ends its streams. A full reader table is retried on later ticks
             // (the generation stays unseen) for as long as it lasts: readers leave. Anything else
-            // (a damaged catalog) ends the streams with the error after a few tries, rather than
-            // leave them waiting for an event that will never come.
+            // (a damaged catalog) ends the streams with the error once it has lasted (see
+            // `failuresBeforeEnding`), rather than leave them waiting for an event that never comes.
             if database.isClosed {
                 for stream in streams { stream.cancel() }
                 return false
             }
-            let failures = state.withLock { state -> Int in
-                guard state.watched[key] != nil else { return 0 }
-                state.watched[key]!.failedDeliveries += 1
-                return state.watched[key]!.failedDeliveries
-            }
             if case StrataError.readerTableFull = error { return false }
-            if failures >= ChangeMonitor.failuresBeforeEnding {
-                for stream in streams { stream.end(failure: error) }
+            let now = Clock.monotonicNanoseconds()
+            let ends = state.withLock { state -> Bool in
+                guard state.watched[key] != nil else { return false }
+                if state.watched[key]!.failedDeliveries == 0 { state.watched[key]!.firstFailure = now }
+                state.watched[key]!.failedDeliveries += 1
+                return state.watched[key]!.failedDeliveries >= ChangeMonitor.failuresBeforeEnding
+                    && now &- state.watched[key]!.firstFailure >= ChangeMonitor.failingTimeBeforeEnding
             }
+            if ends { for stream in streams { stream.end(failure: error) } }
             return false
         }
     }

@@ -36,8 +36,8 @@ public final class ChangeStream: AsyncSequence, Sendable {
     public var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Why the poller ended this stream, if it did: the error that kept it from reading the
-    /// store's newest commits several times in a row (for example `StrataError.corruptPage` for
-    /// a damaged catalog). nil while the stream runs and after an ordinary end (cancellation,
+    /// store's newest commits for about a second of tries (for example `StrataError.corruptPage`
+    /// for a damaged catalog). nil while the stream runs and after an ordinary end (cancellation,
     /// a closed handle). A full reader table never ends a stream: it waits for a free slot.
     ///
     /// ```swift

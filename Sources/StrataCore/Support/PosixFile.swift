@@ -149,6 +149,17 @@ final class PosixFile: @unchecked Sendable {
         try conflictingLock(offset: offset, length: length) != nil
     }
 
+    /// Whether another open file description holds a write lock on the byte (a pure query; a read
+    /// lock of another tool on it does not count).
+    func isWriteLockedByOthers(offset: Int64) throws -> Bool {
+        var request = PosixFile.lockRequest(type: F_WRLCK, offset: offset, length: 1)
+        while fcntl(descriptor, PosixFile.ofdGetLock, &request) != 0 {
+            if errno == EINTR { continue }
+            throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
+        }
+        return request.l_type == Int16(F_WRLCK)
+    }
+
     /// One lock (read or write) that another open file description holds in the range, or nil
     /// (a pure query; works on a descriptor opened read-only). Which one the kernel reports
     /// when several overlap the range is unspecified.

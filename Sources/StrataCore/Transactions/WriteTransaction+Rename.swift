@@ -1,8 +1,10 @@
 extension WriteTransaction {
     /// Gives a tree another name without copying anything: its pages, entries and statistics
     /// now belong to `newName`, and the old name no longer exists (as if dropped, but no page is
-    /// freed). Returns the handle under the new name; the old handle is no longer valid.
-    /// Throws `treeExists` if `newName` is taken, `misuse` for an invalid name.
+    /// freed). Returns the handle under the new name; the old handle is no longer valid. It counts
+    /// as a modification: cursors must be positioned again and a scan whose body renames a tree
+    /// throws `misuse` when it goes on. Throws `treeExists` if `newName` is taken, `misuse` for an
+    /// invalid name.
     @discardableResult
     public func renameTree(_ tree: Tree, to newName: String) throws -> Tree {
         let index = try state(of: tree)

@@ -21,6 +21,7 @@ public struct EntityChanges: AsyncSequence {
     /// Follows commits after the generation it last reported, holding a read snapshot there.
     public struct Iterator: AsyncIteratorProtocol {
         let database: Database
+        private var stream: ChangeStream?
         private var streamIterator: ChangeStream.AsyncIterator?
         private var snapshot: ReadTransaction?
         private var buffered: [EntityCommit] = []
@@ -29,7 +30,9 @@ public struct EntityChanges: AsyncSequence {
         init(database: Database, schedule: PollingSchedule) {
             self.database = database
             do {
-                streamIterator = try database.changes(trees: [EntityLayout.log], schedule: schedule).makeAsyncIterator()
+                let stream = try database.changes(trees: [EntityLayout.log], schedule: schedule)
+                self.stream = stream
+                streamIterator = stream.makeAsyncIterator()
                 snapshot = try database.beginRead()
             } catch {
                 failure = error
@@ -38,13 +41,15 @@ public struct EntityChanges: AsyncSequence {
 
         /// The next commit that touched the entity store, waiting for one; nil once the change
         /// stream ends (the handle was closed or the task cancelled). Rethrows an error from
-        /// starting to follow the store (e.g. `StrataError.closed`) and throws
-        /// `EntityError.corrupt` for an unreadable log entry.
+        /// starting to follow the store (e.g. `StrataError.closed`) and the one that ended the
+        /// stream (`ChangeStream.failure`: the store's newest commits could not be read), and
+        /// throws `EntityError.corrupt` for an unreadable log entry.
         public mutating func next() async throws -> EntityCommit? {
             if let failure { throw failure }
             while buffered.isEmpty {
                 guard await streamIterator?.next() != nil else {
                     snapshot?.end()
+                    if let ended = stream?.failure { throw ended }
                     return nil
                 }
                 try collect()

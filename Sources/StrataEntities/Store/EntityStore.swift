@@ -71,6 +71,8 @@ public final class EntityStore<Access: StoreAccess>: Sendable {
     }
 
     /// Runs `body` in one read transaction on the caller's thread (for code that is not async).
+    /// Stored bytes that do not decode are `EntityError.corrupt`; so is an `OrderedKeyError` that
+    /// `body` throws itself (the store cannot tell it from its own decoding).
     public func readNow<Result>(_ body: (EntityReadContext) throws -> Result) throws -> Result {
         try EntityError.reportingDamage {
             try database.read { transaction in
@@ -186,7 +188,8 @@ extension EntityStore where Access == ReadWrite {
     }
 
     /// Runs `body` in one write transaction on the caller's thread (for code that is not async;
-    /// it blocks on the writer lock and the flush).
+    /// it blocks on the writer lock and the flush). Stored bytes that do not decode are
+    /// `EntityError.corrupt`, as in `readNow`.
     public func writeNow<Result>(at datestamp: Date = Date(), _ body: (EntityWriteContext) throws -> Result) throws -> Result {
         try EntityError.reportingDamage {
             try database.write { transaction in
