@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import StrataTestFixtures
 import Testing
 @testable import StrataCore
 
@@ -181,12 +182,8 @@ import Testing
         let pageSize = db.pageSize
         let path = dir.path + "/data"
         ChangeMonitor.shared.runOnceDuringNextDelivery(to: db) {
-            // On the poller thread, before it reads the new snapshot: break its catalog root's
-            // page kind (the catalog record is at byte 56 of the newest meta).
-            let generation = db.generation
-            guard let root = try? readFile(path, at: UInt64(Int(generation % 2) * pageSize + MetaPage.Offset.catalog), count: 8) else { return }
-            let page = root.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            try? patchFile(path, at: page * UInt64(pageSize) + UInt64(PageLayout.kindOffset), [0xEE])
+            // On the poller thread, before it reads the new snapshot.
+            CatalogDamage.breakNewestRootPage(dataPath: path, pageSize: pageSize, generation: db.generation)
         }
         try db.write { tx in try tx.put("k", "1", in: try tx.tree("t")) }
         for _ in 0..<5_000 where !stream.isFinished { try await Task.sleep(nanoseconds: 1_000_000) }

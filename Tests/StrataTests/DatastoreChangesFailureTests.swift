@@ -20,16 +20,8 @@ import Testing
         let pageSize = database.pageSize
         let path = directory.path + "/data"
         ChangeMonitor.shared.runOnceDuringNextDelivery(to: database) {
-            // Before the poller reads the new snapshot: break its catalog root's page kind (the
-            // catalog record is at byte 56 of the newest meta).
-            let generation = database.generation
-            var root = [UInt8](repeating: 0, count: 8)
-            let descriptor = open(path, O_RDWR)
-            defer { close(descriptor) }
-            _ = pread(descriptor, &root, 8, off_t(Int(generation % 2) * pageSize + MetaPage.Offset.catalog))
-            let page = root.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            var kind: UInt8 = 0xEE
-            _ = pwrite(descriptor, &kind, 1, off_t(page * UInt64(pageSize) + UInt64(PageLayout.kindOffset)))
+            // Before the poller reads the new snapshot.
+            CatalogDamage.breakNewestRootPage(dataPath: path, pageSize: pageSize, generation: database.generation)
         }
         try await books.persist(all[1])
         await #expect(performing: { _ = try await changes.next() }, throws: { error in
