@@ -152,24 +152,25 @@ final class PosixFile: @unchecked Sendable {
     /// Whether another open file description holds a write lock on the byte (a pure query; a read
     /// lock of another tool on it does not count).
     func isWriteLockedByOthers(offset: Int64) throws -> Bool {
-        var request = PosixFile.lockRequest(type: F_WRLCK, offset: offset, length: 1)
-        while fcntl(descriptor, PosixFile.ofdGetLock, &request) != 0 {
-            if errno == EINTR { continue }
-            throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
-        }
-        return request.l_type == Int16(F_WRLCK)
+        try lockHeldByOthers(offset: offset, length: 1)?.l_type == Int16(F_WRLCK)
     }
 
     /// One lock (read or write) that another open file description holds in the range, or nil
     /// (a pure query; works on a descriptor opened read-only). Which one the kernel reports
     /// when several overlap the range is unspecified.
     func conflictingLock(offset: Int64, length: Int64) throws -> (start: Int64, length: Int64)? {
+        try lockHeldByOthers(offset: offset, length: length).map { (Int64($0.l_start), Int64($0.l_len)) }
+    }
+
+    /// The `F_OFD_GETLK` answer for the range: a lock another open file description holds in it
+    /// (type, start and length as the kernel reports them), or nil.
+    private func lockHeldByOthers(offset: Int64, length: Int64) throws -> flock? {
         var request = PosixFile.lockRequest(type: F_WRLCK, offset: offset, length: length)
         while fcntl(descriptor, PosixFile.ofdGetLock, &request) != 0 {
             if errno == EINTR { continue }
             throw PosixFile.error("fcntl(F_OFD_GETLK)", path)
         }
-        return request.l_type == Int16(F_UNLCK) ? nil : (Int64(request.l_start), Int64(request.l_len))
+        return request.l_type == Int16(F_UNLCK) ? nil : request
     }
 
     func unlock(offset: Int64, length: Int64 = 1) {
