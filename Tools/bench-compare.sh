@@ -18,7 +18,8 @@
 #                       fetched by Tools/PeerBench/get-mdbx.sh from the PyPI wheel `libmdbx`
 #                       when missing); without it the mdbx column is left out
 #   SKIP_MDBX=1         leave libmdbx out
-#   ROUNDS=N            run every engine N times, alternating (strata, lmdb, sqlite, ..., then again),
+#   ROUNDS=N            run every engine N times, alternating (strata, lmdb, sqlite, ..., then again,
+#                       each round starting one engine later),
 #                       and report each engine's median and the median of the per-round ratios with
 #                       their range (default 1). On a shared machine a phase of a fraction of a second
 #                       run minutes after the other engine's measures the load as much as the engine;
@@ -77,19 +78,18 @@ run() {  # run LABEL COMMAND...: keeps the JSON lines of stdout, stderr passes t
     [ $rc -eq 0 ] || log "warning: $label exited with status $rc"
 }
 
-# Every engine once per round, in the same order each round (see ROUNDS above).
-for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
-[ "$ROUNDS" -gt 1 ] && log "round $ROUND of $ROUNDS"
-if [ -n "$STRATA" ]; then
+# One function per engine, so a round can run them in any order.
+run_strata() {
+    [ -n "$STRATA" ] || return 0
     if [ -x "$STRATA" ]; then
         run strata "$STRATA" "$@"
     else
         log "warning: $STRATA is not executable; skipping Strata"
     fi
-fi
+}
 # The engine flag comes last so it wins over anything in "$@".
-run lmdb "$PEER" "$@" --engine lmdb
-run sqlite "$PEER" "$@" --engine sqlite
+run_lmdb() { run lmdb "$PEER" "$@" --engine lmdb; }
+run_sqlite() { run sqlite "$PEER" "$@" --engine sqlite; }
 # libmdbx, raw workloads only (it has no typed engine here); skipped when it cannot be loaded.
 MDBX_VERSION=""
 if [ -z "${SKIP_MDBX:-}" ]; then
@@ -98,40 +98,50 @@ if [ -z "${SKIP_MDBX:-}" ]; then
         [ -f "$MDBX_LIBRARY" ] || "$PEER_DIR/get-mdbx.sh" >&2 || log "warning: could not fetch libmdbx (Tools/PeerBench/get-mdbx.sh)"
     fi
     export MDBX_LIBRARY
-    if MDBX_VERSION="$("$PEER" --mdbx-version)"; then
-        mdbx_args=()
-        mdbx_workloads=0
-        skip_next=""
-        for argument in "$@"; do
-            if [ -n "$skip_next" ]; then skip_next=""; continue; fi
-            case "$argument" in
-                typed) continue ;;
-                --typed-records) skip_next=1; continue ;;
-                fillseq|fillrandom|readrandom|readseq|synccommit|smallcommit|mixed|notify|groupcommit) mdbx_workloads=1 ;;
-            esac
-            mdbx_args+=("$argument")
-        done
-        # Only typed asked for: nothing for mdbx to run.
-        if [ $mdbx_workloads -eq 1 ] || [ "${#mdbx_args[@]}" -eq "$#" ]; then
-            run mdbx "$PEER" "${mdbx_args[@]}" --engine mdbx
-        fi
-    else
+    if ! MDBX_VERSION="$("$PEER" --mdbx-version)"; then
         MDBX_VERSION=""
         log "warning: libmdbx not available ($MDBX_LIBRARY); no mdbx column"
     fi
 fi
+run_mdbx() {
+    [ -n "$MDBX_VERSION" ] || return 0
+    local mdbx_args=() mdbx_workloads=0 skip_next="" argument
+    for argument in "$@"; do
+        if [ -n "$skip_next" ]; then skip_next=""; continue; fi
+        case "$argument" in
+            typed) continue ;;
+            --typed-records) skip_next=1; continue ;;
+            fillseq|fillrandom|readrandom|readseq|synccommit|smallcommit|mixed|notify|groupcommit) mdbx_workloads=1 ;;
+        esac
+        mdbx_args+=("$argument")
+    done
+    # Only typed asked for: nothing for mdbx to run.
+    if [ $mdbx_workloads -eq 1 ] || [ "${#mdbx_args[@]}" -eq "$#" ]; then
+        run mdbx "$PEER" "${mdbx_args[@]}" --engine mdbx
+    fi
+}
 # SQLite as GRDB opens it, for the typed workload only (the engine has no raw workloads).
-case " $* " in
-    *" typed "*)
-        typed_args=(typed)
-        previous=""
-        for argument in "$@"; do
-            [ "$previous" = "--typed-records" ] && typed_args+=(--typed-records "$argument")
-            previous="$argument"
-        done
-        run sqlite-defaults "$PEER" "${typed_args[@]}" --engine sqlite-defaults ;;
-esac
-done # rounds
+run_sqlite_defaults() {
+    case " $* " in
+        *" typed "*)
+            local typed_args=(typed) previous="" argument
+            for argument in "$@"; do
+                [ "$previous" = "--typed-records" ] && typed_args+=(--typed-records "$argument")
+                previous="$argument"
+            done
+            run sqlite-defaults "$PEER" "${typed_args[@]}" --engine sqlite-defaults ;;
+    esac
+}
+
+# Every engine once per round. The order rotates by one engine each round, so that no engine is
+# always the first of a round (the first runs on the machine as the previous round left it).
+ENGINES=(run_strata run_lmdb run_sqlite run_mdbx run_sqlite_defaults)
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+    [ "$ROUNDS" -gt 1 ] && log "round $ROUND of $ROUNDS"
+    for ((slot = 0; slot < ${#ENGINES[@]}; slot++)); do
+        "${ENGINES[$(( (slot + ROUND - 1) % ${#ENGINES[@]} ))]}" "$@"
+    done
+done
 
 log "results: $RESULTS"
 
