@@ -138,4 +138,52 @@ import StrataTestFixtures
         #expect(records["z"] == .some(nil))
         #expect(committed["b"] != nil && committed["z"] == nil)
     }
+
+    /// A group commit whose requests create, drop and rename trees, some of them failing: the
+    /// failed requests' nested levels roll back their catalog changes, and the memory the group's
+    /// commit leaves agrees with the committed catalog for every name any request touched.
+    @Test func aGroupWithFailingRequestsRemembersOnlyWhatCommitted() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.durability = .none
+        let db = try Database(path: dir.path, options: options)
+        try db.write { tx in
+            for name in ["kept", "dropped", "renamed", "dropped-then-failed", "renamed-then-failed"] {
+                try tx.put("k", "v", in: try tx.createTree(name))
+            }
+        }
+        _ = try Self.writerRecords(db, ["kept"]) // remembered for the base
+        let holder = try db.beginWrite() // the writer lock: requests queue behind it
+        let group = DispatchGroup()
+        let requests: [@Sendable (WriteTransaction) throws -> Void] = [
+            { tx in try tx.put("k", "v", in: try tx.createTree("new-ok")) },
+            { tx in try tx.put("k", "v", in: try tx.createTree("new-failed")); throw Tag() },
+            { tx in try tx.dropTree(try tx.tree("dropped")) },
+            { tx in try tx.dropTree(try tx.tree("dropped-then-failed")); throw Tag() },
+            { tx in try tx.renameTree(try tx.tree("renamed"), to: "renamed-ok") },
+            { tx in try tx.renameTree(try tx.tree("renamed-then-failed"), to: "renamed-failed"); throw Tag() },
+            { tx in try tx.put("k2", "v", in: try tx.tree("kept")) },
+            { tx in try tx.put("k3", "v", in: try tx.tree("kept")); throw Tag() },
+        ]
+        for request in requests {
+            group.enter()
+            Thread {
+                _ = try? db.write { tx in try request(tx) }
+                group.leave()
+            }.start()
+        }
+        usleep(300_000) // let every request queue (one leads and waits for the lock)
+        holder.abort()
+        group.wait()
+        #expect(db.groupCommitStatistics.commits >= 1)
+        let names = ["kept", "dropped", "renamed", "dropped-then-failed", "renamed-then-failed",
+                     "new-ok", "new-failed", "renamed-ok", "renamed-failed"]
+        let (records, _) = try Self.writerRecords(db, names)
+        let committed = try Self.committedRecords(db)
+        for name in names {
+            #expect(records[name] == .some(committed[name]), "\(name)")
+        }
+        #expect(Set(committed.keys) == ["kept", "dropped-then-failed", "renamed-then-failed", "new-ok", "renamed-ok"])
+        #expect(committed["kept"]?.entries == 2)
+    }
 }
