@@ -5,7 +5,8 @@ import StrataTestFixtures
 /// `PageBuffer.removeLeadingNodes(_:)` (the one-pass removal `deleteLeading` uses) leaves exactly
 /// the page that as many `removeNode(at: 0)` calls leave: the same entries in the same order,
 /// the same free space, and a heap that still validates — whatever order the heap holds the
-/// nodes in (random inserts and removals scatter it) and for branch pages too.
+/// nodes in (random inserts and removals scatter it), for leaves naming overflow runs and for
+/// branch pages too.
 @Suite struct LeadingNodeRemovalTests {
     static let pageSize = 4096
 
@@ -16,12 +17,16 @@ import StrataTestFixtures
         for step in 0..<400 {
             let key = (0..<Int.random(in: 1...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             let value = (0..<Int.random(in: 0...120, using: &random)).map { _ in UInt8(truncatingIfNeeded: step) }
-            let size = kind == .leaf ? PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: false)
+            // A quarter of a leaf's nodes name an overflow run (their node is shorter than their value).
+            let isOverflow = kind == .leaf && Int.random(in: 0..<4, using: &random) == 0
+            let size = kind == .leaf ? PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: isOverflow)
                 : PageLayout.branchNodeHeader + key.count
             guard page.freeSpace >= size + 2 else { break }
             let at = Int.random(in: 0...page.count, using: &random)
             key.withUnsafeBytes { keyBytes in
-                if kind == .leaf {
+                if isOverflow {
+                    page.insertLeafOverflow(at: at, key: keyBytes, valueLength: 5_000 + step, overflowPage: UInt64(1_000 + step))
+                } else if kind == .leaf {
                     value.withUnsafeBytes { page.insertLeaf(at: at, key: keyBytes, value: $0) }
                 } else {
                     page.insertBranch(at: at, key: keyBytes, child: UInt64(step + 2))
@@ -41,6 +46,10 @@ import StrataTestFixtures
         return try (0..<page.count).map { index in
             if buffer.kind == .leaf {
                 let node = try page.leaf(index)
+                if node.isOverflow {
+                    return Array(node.key) + [node.flags] + withUnsafeBytes(of: node.overflowPage) { Array($0) }
+                        + withUnsafeBytes(of: node.valueLength) { Array($0) }
+                }
                 return Array(node.key) + [node.flags] + Array(UnsafeRawBufferPointer(start: node.payload, count: node.valueLength))
             }
             return Array(try page.branchKey(index)) + withUnsafeBytes(of: try page.child(index)) { Array($0) }
