@@ -211,7 +211,6 @@ public final class Database: Sendable {
             fileSize = try dataFile.size()
             try MetaReader.checkLength(fileSize, of: choice.meta, storePath: path)
             newest = try WriterRecovery.prepare(dataFile, choice: choice, durability: options.durability)
-            lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
             // Publishing here also finishes the commit of a writer that died between writing its
             // meta and publishing it (its pages verified and are now synced).
             lockFile.generation.pointee.store(newest.transactionID, ordering: .sequentiallyConsistent)

@@ -138,6 +138,22 @@ import Testing
         #expect(next.mode == .readWrite)
     }
 
+    /// A lock file naming a writer that is gone (killed before it could clear its pid, which may
+    /// since belong to an unrelated process) does not send a refused writer to that pid.
+    @Test func aRefusedWriterIsNotShownADeadHoldersPid() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        db.lockFile.writerPID.pointee.store(UInt32(bitPattern: exited.processIdentifier), ordering: .releasing)
+        #expect(throws: StrataError.writerLocked(path: dir.path, holderPID: 0)) { _ = try Database(path: dir.path) }
+        #expect("\(StrataError.writerLocked(path: dir.path, holderPID: 0))".contains("by another process;"))
+        db.lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
+        #expect(throws: StrataError.writerLocked(path: dir.path, holderPID: getpid())) { _ = try Database(path: dir.path) }
+    }
+
     @Test func writesThroughReadOnlyHandleAndAfterCloseFail() throws {
         let dir = TemporaryDirectory()
         let writer = try Database(path: dir.path)

@@ -23,17 +23,30 @@ enum WriterLock {
         while try !dataFile.tryLock(offset: LockFile.writerLockByte) {
             if let deadline, Clock.monotonicNanoseconds() >= deadline {
                 lockFile.file.unlock(offset: LockFile.writerLockByte)
-                // The holder is a writer whose lock file was replaced: its pid is not known here.
-                if case .wait(let seconds) = wait { throw StrataError.writerLockTimedOut(path: path, holderPID: 0, seconds: seconds) }
-                throw StrataError.writerLocked(path: path, holderPID: 0)
+                // The holder is a writer whose lock file was replaced under it (it holds the data
+                // file's lock but not this lock file's): waiting longer would not help.
+                throw StrataError.lockFileReplaced(path: path)
             }
             usleep(2000)
         }
+        // Named at once, before the (possibly long) recovery that follows: until then a refused
+        // writer would be shown the previous holder's pid.
+        lockFile.writerPID.pointee.store(UInt32(bitPattern: getpid()), ordering: .releasing)
+    }
+
+    /// The pid the lock file names as the writer, if that process is alive: 0 when none is named
+    /// or the one named is gone (a writer killed before it could clear it; its pid may since
+    /// belong to an unrelated process, which no message should point a person at — so this is
+    /// a best guess, never a promise).
+    static func holderPID(_ lockFile: LockFile) -> Int32 {
+        let pid = Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring))
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return 0 }
+        return pid
     }
 
     private static func acquireOnLockFile(_ lockFile: LockFile, path: String, wait: WriterLockWait, deadline: UInt64?) throws {
         if try lockFile.file.tryLock(offset: LockFile.writerLockByte) { return }
-        let holder = { Int32(bitPattern: lockFile.writerPID.pointee.load(ordering: .acquiring)) }
+        let holder = { holderPID(lockFile) }
         switch wait {
         case .fail:
             throw StrataError.writerLocked(path: path, holderPID: holder())

@@ -21,13 +21,14 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed(what: String)
     /// Every slot of the reader table is held by a live reader.
     case readerTableFull(capacity: Int)
-    /// Another handle holds the writer lock.
+    /// Another handle holds the writer lock. `holderPID` is the writer the lock file names if that
+    /// process is alive, else 0 (unknown).
     case writerLocked(path: String, holderPID: Int32)
     /// The store's lock file was deleted or replaced while a writer still has the store open (it
     /// holds the data file's writer lock): a new handle could not follow that writer's generation
     /// or hold back its page reuse. Stop that writer (or wait for it to close), then open again.
     case lockFileReplaced(path: String)
-    /// Waiting for the writer lock gave up.
+    /// Waiting for the writer lock gave up (`holderPID` as in `writerLocked`).
     case writerLockTimedOut(path: String, holderPID: Int32, seconds: Double)
     /// The disk holding `path` is full. A commit that fails this way leaves the store at its
     /// previous generation; a copy, a store being created or a lock file being sized also report it.
@@ -68,12 +69,12 @@ public enum StrataError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .readerTableFull(capacity):
             return "all \(capacity) reader slots are held by live readers; end long-running read transactions or create the store with more reader slots"
         case let .writerLocked(path, pid):
-            let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
+            let holder = pid > 0 ? "process \(pid)" : "another process"
             return "\(path) is already open for writing by \(holder); open it read-only, or wait for the writer with a timeout"
         case let .lockFileReplaced(path):
             return "the lock file of \(path) was deleted or replaced while a writer still has the store open; new handles cannot follow that writer: stop it (or wait until it closes the store), then open the store again"
         case let .writerLockTimedOut(path, pid, seconds):
-            let holder = pid > 0 ? "process \(pid)" : "another process (whose lock file was deleted or replaced)"
+            let holder = pid > 0 ? "process \(pid)" : "another process"
             return "gave up after \(seconds) s waiting for \(holder) to release the writer lock on \(path)"
         case let .diskFull(path):
             return "no space left on the device holding \(path); free some space and try again (a commit that failed this way was rolled back: the store is at its previous generation)"
