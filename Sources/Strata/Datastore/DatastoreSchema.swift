@@ -10,6 +10,8 @@ import Synchronization
     let indexes: [IndexInfo<F.Instance>]
     /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
     let currentEnvelopePrefix: [UInt8]
+    /// `currentEnvelopePrefix`, compared by words on every decode.
+    let currentEnvelopeMatcher: EnvelopePrefixMatcher
     /// Whether an envelope starting with `currentEnvelopePrefix` is decoded by the binary decoder
     /// alone (binary coding, no field evolution), decided once instead of per instance.
     let decodesBinaryDirectly: Bool
@@ -44,6 +46,7 @@ import Synchronization
         layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
+        currentEnvelopeMatcher = EnvelopePrefixMatcher(currentEnvelopePrefix)
         decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
         instanceIsSpecialValue = BinarySpecialValues.isSpecial(F.Instance.self)
         readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
@@ -89,14 +92,15 @@ import Synchronization
 
     /// Decodes a stored envelope of this datastore (migrating older versions).
     func decode(_ envelope: ByteView) throws -> F.Instance {
-        try envelope.withUnsafeBytes { bytes in
-            // The usual envelope (current version, binary, no field evolution) goes straight to
-            // the decoder: every generic layer in between costs look-ups per instance.
-            if decodesBinaryDirectly, let payload = InstanceEnvelope.payload(of: bytes, ifItStartsWith: currentEnvelopePrefix) {
-                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
-            }
-            return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopePrefix)
+        // The view's bytes stay valid while `envelope` (held by this call) does. Taken out of the
+        // closure so that the decode below is not in a closure of this unspecialized class.
+        let bytes = envelope.withUnsafeBytes { $0 }
+        // The usual envelope (current version, binary, no field evolution) goes straight to the
+        // decoder: every generic layer in between costs look-ups per instance.
+        if decodesBinaryDirectly, let payload = currentEnvelopeMatcher.payload(of: bytes) {
+            return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
         }
+        return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopeMatcher)
     }
 
     /// Replaces the set of stale indexes (and the flag queries check first).
