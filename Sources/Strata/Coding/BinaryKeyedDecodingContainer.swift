@@ -127,7 +127,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         // Most stored strings are short ASCII: one length byte, then at most 15 bytes.
         let bytes = try requiredValueBytes(forKey: key)
-        if let string = BinarySmallString.lengthPrefixedASCII(bytes) { return string }
+        if state.pointee.shortcuts.smallStrings, let string = BinarySmallString.lengthPrefixedASCII(confirmed: bytes) { return string }
         guard !bytes.isEmpty else { throw foundNil(String.self, forKey: key) }
         do {
             return try String.readBinary(from: bytes)
@@ -153,7 +153,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let bytes = try requiredValueBytes(forKey: key)
         // Compact UUID and Date fields are read right here, without a nested decoder or path node.
-        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes, bitCast: state.pointee.shortcuts.uuidBytes) { return unsafeBitCast(uuid, to: T.self) }
         if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }
@@ -179,7 +179,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
-        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes, bitCast: state.pointee.shortcuts.uuidBytes) { return unsafeBitCast(uuid, to: T.self) }
         if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }

@@ -21,11 +21,12 @@ enum BinarySmallString {
 
     /// The string of a binary coder's `String` value (`[length][UTF-8 bytes]`) when its length
     /// fits one byte and it is at most 15 ASCII bytes; nil otherwise (the caller then takes the
-    /// general path, which also reports damage).
+    /// general path, which also reports damage). The caller checked `isAvailable` already
+    /// (through `BinaryDecodingShortcuts`).
     @inline(__always)
-    static func lengthPrefixedASCII(_ value: UnsafeRawBufferPointer) -> String? {
+    static func lengthPrefixedASCII(confirmed value: UnsafeRawBufferPointer) -> String? {
         let count = value.count
-        guard count >= 1, count <= 16, let base = value.baseAddress, Int(base.load(as: UInt8.self)) == count - 1, isAvailable else {
+        guard count >= 1, count <= 16, let base = value.baseAddress, Int(base.load(as: UInt8.self)) == count - 1 else {
             return nil
         }
         return build(UnsafeRawBufferPointer(start: base + 1, count: count - 1))
