@@ -37,17 +37,19 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     /// The value stored under `key`, or nil if the record has no such field.
     ///
     /// Inlined into every `decode` method, so it is kept to the usual case: a key whose name the
-    /// thread's `BinaryKeyNameTable` knows, and the next stored field. Asking a key for its
+    /// thread's `BinaryKeyNameTable` knows, and the next stored field (its length byte and key
+    /// compared as one stored header). Asking a key for its
     /// `stringValue` and building errors (which need `any CodingKey` boxes and paths) are out of
     /// line: in unspecialized generic code, such set-up runs on every call, not only when used.
     @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
         let state = self.state
-        guard let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) else {
+        guard let keyNames = state.pointee.keyNames, let learned = keyNames.pointee.name(of: key) else {
             return try valueBytes(byStringValueOf: key)
         }
+        if let value = state.pointee.fields.nextValue(ifKeyHeaderIs: learned.pointee.storedHeader) { return value }
         do {
-            return try state.pointee.fields.valueBytes(named: name)
+            return try state.pointee.fields.valueBytes(named: learned.pointee.name)
         } catch {
             throw failure(error, forKey: key)
         }
