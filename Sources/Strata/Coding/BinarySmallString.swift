@@ -39,7 +39,13 @@ enum BinarySmallString {
         // Byte 15 (the high byte of the second word on this little-endian layout): immortal,
         // small and ASCII flags (0xE0) and the count.
         words.1 |= (0xE0 | UInt64(bytes.count)) << 56
-        return unsafeBitCast(words, to: String.self)
+        // Moved out of a stack slot rather than bit cast: a bit-cast `String` is a borrowed value,
+        // which the caller retains to return it (a `swift_bridgeObjectRetain` call per field that
+        // does nothing for a small string); a moved one is already owned.
+        return withUnsafeTemporaryAllocation(of: String.self, capacity: 1) { slot in
+            UnsafeMutableRawPointer(slot.baseAddress!).storeBytes(of: words, as: (UInt64, UInt64).self)
+            return slot.baseAddress!.move()
+        }
     }
 
     /// The 0...15 bytes as two little-endian words, zero above `count`. Overlapping loads that
