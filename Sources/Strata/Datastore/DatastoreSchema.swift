@@ -18,8 +18,11 @@ import Synchronization
     /// Whether `F.Instance` is a type the binary coder stores in a special form (a bare `UUID`,
     /// `Date` or `Data`), decided once for `BinaryInstanceDecoder.decodeInstance`.
     let instanceIsSpecialValue: Bool
-    /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
-    private let readTargets: [IndexReadTarget]
+    /// `indexes` without their definitions, position for position (see `readTarget(_:)`), in
+    /// storage of the schema's own, which lives as long as the schema and never moves: a query
+    /// borrows its target through a pointer instead of copying it out of an array (a retain and a
+    /// release, atomic, of each of its two names per query). Only read after `init`.
+    private nonisolated(unsafe) let readTargets: UnsafeMutableBufferPointer<IndexReadTarget>
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
     let writeTargets: [IndexWriteTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
@@ -49,10 +52,16 @@ import Synchronization
         currentEnvelopeMatcher = EnvelopePrefixMatcher(currentEnvelopePrefix)
         decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
         instanceIsSpecialValue = BinarySpecialValues.isSpecial(F.Instance.self)
-        readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
+        readTargets = .allocate(capacity: indexes.count)
+        _ = readTargets.initialize(from: indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) })
         writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
+    }
+
+    deinit {
+        readTargets.deinitialize()
+        readTargets.deallocate()
     }
 
     var descriptor: DatastoreDescriptor {
@@ -67,8 +76,9 @@ import Synchronization
 
     /// Where a unique-index load reads the index a format key path names (as `index(_:)`, but
     /// without `IndexInfo<F.Instance>`, whose generic metadata unspecialized code looks up per use).
-    func readTarget<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>) throws -> IndexReadTarget where I.Instance == F.Instance {
-        readTargets[try position(of: keyPath, forReading: true)]
+    /// Valid as long as this schema: the caller holds the schema while it reads through it.
+    func readTarget<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>) throws -> UnsafePointer<IndexReadTarget> where I.Instance == F.Instance {
+        UnsafePointer(readTargets.baseAddress! + (try position(of: keyPath, forReading: true)))
     }
 
     /// The position in `indexes` of the index a format key path names; reading a stale one is an error.
