@@ -88,6 +88,9 @@ struct BinaryDecodingContext {
     /// The thread's cached container boxes; nil if the thread has none (no thread-specific slot).
     var containerCache: BinaryKeyedContainerCache? { state.pointee.containerCache }
 
+    /// The process's decoding shortcuts, as a plain value (see `BinaryDecodingShortcuts`).
+    var shortcuts: BinaryDecodingShortcuts { state.pointee.shortcuts }
+
     /// Storage for the state of a keyed container that `BinaryKeyedContainerCache` did not
     /// supply (a nested container of the same key type, or a full cache). The address stays
     /// valid until the decode call ends: chunks never move. States are plain values, so
@@ -124,6 +127,8 @@ struct BinaryDecodingState {
     var statesLeft = 0
     /// The owning thread's cached container boxes (nil for an unpooled state).
     let containerCache: BinaryKeyedContainerCache?
+    /// Read once when the state is made, not per field.
+    let shortcuts = BinaryDecodingShortcuts.confirmed
     /// The owning thread's list of idle states, which `end()` returns this one to; nil for a
     /// state allocated for one decode only.
     let idleStates: UnsafeMutablePointer<UnsafeMutablePointer<BinaryDecodingState>?>?

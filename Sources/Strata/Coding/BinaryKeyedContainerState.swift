@@ -12,6 +12,8 @@ struct BinaryKeyedContainerState {
     /// The key names learned for this container's key type, for a container from
     /// `BinaryKeyedContainerCache`; nil otherwise (keys are then asked for their `stringValue`).
     var keyNames: UnsafeMutablePointer<BinaryKeyNameTable>?
+    /// The decode's shortcuts (`BinaryDecodingShortcuts`), next to the fields that use them.
+    let shortcuts: BinaryDecodingShortcuts
 
     /// The state of the keyed container stored in `bytes` at `pathNode`; throws
     /// `DecodingError` if `bytes` is nil or its header is damaged.
@@ -29,5 +31,6 @@ struct BinaryKeyedContainerState {
         self.fields = BinaryKeyedFieldScanner(bytes: bytes, fieldCount: header.count, fieldsStart: header.entriesStart)
         self.context = context
         self.pathNode = pathNode
+        self.shortcuts = context.shortcuts
     }
 }

@@ -37,17 +37,19 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     /// The value stored under `key`, or nil if the record has no such field.
     ///
     /// Inlined into every `decode` method, so it is kept to the usual case: a key whose name the
-    /// thread's `BinaryKeyNameTable` knows, and the next stored field. Asking a key for its
+    /// thread's `BinaryKeyNameTable` knows, and the next stored field (its length byte and key
+    /// compared as one stored header). Asking a key for its
     /// `stringValue` and building errors (which need `any CodingKey` boxes and paths) are out of
     /// line: in unspecialized generic code, such set-up runs on every call, not only when used.
     @inline(__always)
     private func valueBytes(forKey key: Key) throws -> UnsafeRawBufferPointer? {
         let state = self.state
-        guard let keyNames = state.pointee.keyNames, let name = keyNames.pointee.name(of: key) else {
+        guard let keyNames = state.pointee.keyNames, let learned = keyNames.pointee.name(of: key) else {
             return try valueBytes(byStringValueOf: key)
         }
+        if let value = state.pointee.fields.nextValue(ifKeyHeaderIs: learned.pointee.storedHeader) { return value }
         do {
-            return try state.pointee.fields.valueBytes(named: name)
+            return try state.pointee.fields.valueBytes(named: learned.pointee.name)
         } catch {
             throw failure(error, forKey: key)
         }
@@ -127,7 +129,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         // Most stored strings are short ASCII: one length byte, then at most 15 bytes.
         let bytes = try requiredValueBytes(forKey: key)
-        if let string = BinarySmallString.lengthPrefixedASCII(bytes) { return string }
+        if state.pointee.shortcuts.smallStrings, let string = BinarySmallString.lengthPrefixedASCII(confirmed: bytes) { return string }
         guard !bytes.isEmpty else { throw foundNil(String.self, forKey: key) }
         do {
             return try String.readBinary(from: bytes)
@@ -153,7 +155,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let bytes = try requiredValueBytes(forKey: key)
         // Compact UUID and Date fields are read right here, without a nested decoder or path node.
-        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes, bitCast: state.pointee.shortcuts.uuidBytes) { return unsafeBitCast(uuid, to: T.self) }
         if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }
@@ -179,7 +181,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let bytes = try valueBytes(forKey: key), !bytes.isEmpty else { return nil }
-        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes) { return unsafeBitCast(uuid, to: T.self) }
+        if T.self == UUID.self, let uuid = BinarySpecialValues.compactUUID(bytes, bitCast: state.pointee.shortcuts.uuidBytes) { return unsafeBitCast(uuid, to: T.self) }
         if T.self == Date.self, let date = BinarySpecialValues.compactDate(bytes) { return unsafeBitCast(date, to: T.self) }
         return try BinaryValueDecoder.decodeValue(T.self, from: bytes, context: context, parentPath: pathNode, key: key)
     }

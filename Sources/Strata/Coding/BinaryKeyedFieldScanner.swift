@@ -106,6 +106,29 @@ struct BinaryKeyedFieldScanner {
         return try valueBytesInGeneral(named: name)
     }
 
+    /// The next stored field's value if that field's entry starts with `header` (a key's
+    /// `[key length][key]`, `BinaryKeyNameTable.LearnedKey.storedHeader`) and its value length
+    /// is one byte; nil otherwise, and nothing moves (the caller then asks `valueBytes(named:)`,
+    /// which also finds fields out of order and reports damage).
+    ///
+    /// The usual case of a synthesized `init(from:)` reading a record written by the same type:
+    /// the length byte and the key are checked together by one or two word loads. Loads stay
+    /// within the buffer: the header's bytes end before the value length byte, which lies inside
+    /// it, and a header of at most 8 bytes is loaded as one word only when 8 bytes remain.
+    @inline(__always)
+    mutating func nextValue(ifKeyHeaderIs header: BinaryShortPrefix) -> UnsafeRawBufferPointer? {
+        guard nextIndex < fieldCount, let base = bytes.baseAddress, header.isComparable else { return nil }
+        let offset = nextOffset, end = bytes.count
+        let valueLengthAt = offset + header.count
+        guard valueLengthAt < end, end - offset >= 8, header.matches(at: base + offset) else { return nil }
+        let valueLength = Int(base.load(fromByteOffset: valueLengthAt, as: UInt8.self))
+        let valueStart = valueLengthAt + 1
+        guard valueLength < 0x80, valueLength <= end - valueStart else { return nil }
+        nextIndex += 1
+        nextOffset = valueStart + valueLength
+        return UnsafeRawBufferPointer(start: base + valueStart, count: valueLength)
+    }
+
     /// `valueBytes(named:)` for any lengths and any order.
     @inline(never)
     private mutating func valueBytesInGeneral(named name: UnsafeRawBufferPointer) throws(BinaryFormatError) -> UnsafeRawBufferPointer? {

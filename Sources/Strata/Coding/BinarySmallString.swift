@@ -21,11 +21,12 @@ enum BinarySmallString {
 
     /// The string of a binary coder's `String` value (`[length][UTF-8 bytes]`) when its length
     /// fits one byte and it is at most 15 ASCII bytes; nil otherwise (the caller then takes the
-    /// general path, which also reports damage).
+    /// general path, which also reports damage). The caller checked `isAvailable` already
+    /// (through `BinaryDecodingShortcuts`).
     @inline(__always)
-    static func lengthPrefixedASCII(_ value: UnsafeRawBufferPointer) -> String? {
+    static func lengthPrefixedASCII(confirmed value: UnsafeRawBufferPointer) -> String? {
         let count = value.count
-        guard count >= 1, count <= 16, let base = value.baseAddress, Int(base.load(as: UInt8.self)) == count - 1, isAvailable else {
+        guard count >= 1, count <= 16, let base = value.baseAddress, Int(base.load(as: UInt8.self)) == count - 1 else {
             return nil
         }
         return build(UnsafeRawBufferPointer(start: base + 1, count: count - 1))
@@ -38,7 +39,13 @@ enum BinarySmallString {
         // Byte 15 (the high byte of the second word on this little-endian layout): immortal,
         // small and ASCII flags (0xE0) and the count.
         words.1 |= (0xE0 | UInt64(bytes.count)) << 56
-        return unsafeBitCast(words, to: String.self)
+        // Moved out of a stack slot rather than bit cast: a bit-cast `String` is a borrowed value,
+        // which the caller retains to return it (a `swift_bridgeObjectRetain` call per field that
+        // does nothing for a small string); a moved one is already owned.
+        return withUnsafeTemporaryAllocation(of: String.self, capacity: 1) { slot in
+            UnsafeMutableRawPointer(slot.baseAddress!).storeBytes(of: words, as: (UInt64, UInt64).self)
+            return slot.baseAddress!.move()
+        }
     }
 
     /// The 0...15 bytes as two little-endian words, zero above `count`. Overlapping loads that

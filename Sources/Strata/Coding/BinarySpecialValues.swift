@@ -56,7 +56,7 @@ enum BinarySpecialValues {
                 throw error.decodingError(codingPath: try decoder().codingPath)
             }
         }
-        if T.self == UUID.self, let uuid = decodeRawUUID(bytes) {
+        if T.self == UUID.self, let uuid = decodeRawUUID(bytes, bitCast: uuidIsItsBytes) {
             return unsafeBitCast(uuid, to: T.self)
         }
         if T.self == Data.self, let data = decodeRawData(bytes) {
@@ -71,8 +71,9 @@ enum BinarySpecialValues {
     /// and the caller takes the general path (`decodeSpecial`), which also reports errors.
     /// Non-generic and inlined: the caller tests `T.self` first, so no `Optional<T>` metadata
     /// is needed in unspecialized code.
+    /// `bitCast`: `uuidIsItsBytes`, which the caller read once (`BinaryDecodingShortcuts`).
     @inline(__always)
-    static func compactUUID(_ bytes: UnsafeRawBufferPointer) -> UUID? { decodeRawUUID(bytes) }
+    static func compactUUID(_ bytes: UnsafeRawBufferPointer, bitCast: Bool) -> UUID? { decodeRawUUID(bytes, bitCast: bitCast) }
 
     /// See `compactUUID(_:)`.
     @inline(__always)
@@ -88,10 +89,10 @@ enum BinarySpecialValues {
 
     /// The compact form is exactly 16 bytes; the Codable form (a 36-character string) is 37.
     @inline(__always)
-    private static func decodeRawUUID(_ extent: UnsafeRawBufferPointer) -> UUID? {
+    private static func decodeRawUUID(_ extent: UnsafeRawBufferPointer, bitCast: Bool) -> UUID? {
         guard extent.count == 16, let base = extent.baseAddress else { return nil }
         let words = (base.loadUnaligned(as: UInt64.self), base.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        if uuidIsItsBytes { return unsafeBitCast(words, to: UUID.self) }
+        if bitCast { return unsafeBitCast(words, to: UUID.self) }
         return UUID(uuid: unsafeBitCast(words, to: uuid_t.self))
     }
 

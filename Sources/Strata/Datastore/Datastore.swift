@@ -8,9 +8,14 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
     /// The store this datastore reads from and writes to.
     public let store: Store<Access>
     @usableFromInline let schema: DatastoreSchema<F>
+    /// `store.database`, unretained, for the single-call loads: calling through `store.database`
+    /// retained and released it around each call (two atomic read-modify-writes). It lives as
+    /// long as `store`, which this datastore holds, so it is alive during any call on `self`.
+    @usableFromInline let database: Unmanaged<Database>
 
     init(store: Store<Access>) throws {
         self.store = store
+        database = Unmanaged.passUnretained(store.database)
         try F.fieldEvolution?.validate(datastore: F.name)
         schema = DatastoreSchema<F>(name: try DatastoreRename.resolveName(of: F.self, in: store))
         if Access.self == ReadWrite.self {
@@ -58,12 +63,12 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         // Inlined into the caller, where `F` is known: no look-ups of `F.Identifier`'s key
         // conformance per call. One lookup: a snapshot without the transaction and context objects of `store.read`, and
         // a key lent from the stack for fixed-width and short string identifiers (`withOrderedKeyBytes`).
-        try store.database.withSnapshot { snapshot in
+        try database._withUnsafeGuaranteedRef { database in try database.withSnapshot { snapshot in
             try id.withOrderedKeyBytes { idBytes in
                 assert(idBytes.elementsEqual(id.orderedKeyBytes), "\(F.Identifier.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
                 try DatastoreLookup.load(idBytes: idBytes, schema: schema, snapshot: snapshot, found: found)
             }
-        }
+        } }
     }
 
     /// Every instance in identifier order (or descending), at most `limit` of them.
@@ -101,9 +106,9 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         // key lent from the stack where its type can (`withOrderedKeyBytes`).
         try value.withOrderedKeyBytes { valueBytes in
             assert(valueBytes.elementsEqual(value.orderedKeyBytes), "\(I.Value.self).withOrderedKeyBytes lent other bytes than orderedKeyBytes")
-            try store.database.withSnapshot {
+            try database._withUnsafeGuaranteedRef { database in try database.withSnapshot {
                 try DatastoreLookup.load(uniqueValueBytes: valueBytes, index: info, schema: schema, in: $0, found: found)
-            }
+            } }
         }
     }
 

@@ -31,20 +31,21 @@ import StrataCore
     /// `found` if there is one. One seek: the first index key at or after `valueBytes` is the
     /// value's entry if it starts with them (the value's encoding is self-delimiting, so no other
     /// value's key does), and what follows them is the identifier. Then at most one primary lookup
-    /// (none for a direct index, whose entry holds the envelope).
-    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: UnsafeRawBufferPointer, index info: IndexReadTarget,
+    /// (none for a direct index, whose entry holds the envelope). `info`: the schema's own
+    /// (`DatastoreSchema.readTarget(_:)`), read in place rather than copied.
+    static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: UnsafeRawBufferPointer, index info: UnsafePointer<IndexReadTarget>,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
         // The views stay valid: they point into the snapshot, which outlives this call.
-        guard let entry = try reads.firstEntry(atOrAfter: valueBytes, inTree: info.tree),
+        guard let entry = try reads.firstEntry(atOrAfter: valueBytes, inTree: info.pointee.tree),
               entry.key.count >= valueBytes.count,
               entry.key.withUnsafeBytes({ valueBytes.isEmpty || memcmp($0.baseAddress!, valueBytes.baseAddress!, valueBytes.count) == 0 }) else { return }
         let idBytes = entry.key.subview(from: valueBytes.count)
         // The identifier's bytes as a raw buffer: the generic `get` would dispatch them through
         // `BytesConvertible` in this unspecialized code.
-        guard let envelope = info.isDirect ? entry.value
+        guard let envelope = info.pointee.isDirect ? entry.value
                 : try idBytes.withUnsafeBytes({ try reads.get(rawKey: $0, inTree: schema.layout.primary) }) else {
-            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
+            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.pointee.name, reason: "it names a missing instance")
         }
         found(try schema.decode(envelope, id: idBytes.bytes))
     }

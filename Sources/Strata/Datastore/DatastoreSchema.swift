@@ -10,14 +10,19 @@ import Synchronization
     let indexes: [IndexInfo<F.Instance>]
     /// How envelopes written by this version start (`InstanceEnvelope.currentPrefix`).
     let currentEnvelopePrefix: [UInt8]
+    /// `currentEnvelopePrefix`, compared by words on every decode.
+    let currentEnvelopeMatcher: EnvelopePrefixMatcher
     /// Whether an envelope starting with `currentEnvelopePrefix` is decoded by the binary decoder
     /// alone (binary coding, no field evolution), decided once instead of per instance.
     let decodesBinaryDirectly: Bool
     /// Whether `F.Instance` is a type the binary coder stores in a special form (a bare `UUID`,
     /// `Date` or `Data`), decided once for `BinaryInstanceDecoder.decodeInstance`.
     let instanceIsSpecialValue: Bool
-    /// `indexes` without their definitions, position for position (see `readTarget(_:)`).
-    private let readTargets: [IndexReadTarget]
+    /// `indexes` without their definitions, position for position (see `readTarget(_:)`), in
+    /// storage of the schema's own, which lives as long as the schema and never moves: a query
+    /// borrows its target through a pointer instead of copying it out of an array (a retain and a
+    /// release, atomic, of each of its two names per query). Only read after `init`.
+    private nonisolated(unsafe) let readTargets: UnsafeMutableBufferPointer<IndexReadTarget>
     /// `indexes` as the write path reads them, position for position (see `IndexWriteTarget`).
     let writeTargets: [IndexWriteTarget]
     /// Declared indexes whose stored entries do not match the declaration (new or changed).
@@ -44,12 +49,19 @@ import Synchronization
         layout = DatastoreLayout(name: name)
         indexes = IndexDiscovery.indexes(of: format, layout: layout)
         currentEnvelopePrefix = InstanceEnvelope.currentPrefix(format: F.self)
+        currentEnvelopeMatcher = EnvelopePrefixMatcher(currentEnvelopePrefix)
         decodesBinaryDirectly = F.coding == .binary && F.fieldEvolution == nil
         instanceIsSpecialValue = BinarySpecialValues.isSpecial(F.Instance.self)
-        readTargets = indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) }
+        readTargets = .allocate(capacity: indexes.count)
+        _ = readTargets.initialize(from: indexes.map { IndexReadTarget(name: $0.name, tree: $0.tree, isDirect: $0.isDirect) })
         writeTargets = indexes.map(IndexWriteTarget.init)
         staleIndexes = Mutex([])
         droppedIndexes = Mutex([])
+    }
+
+    deinit {
+        readTargets.deinitialize()
+        readTargets.deallocate()
     }
 
     var descriptor: DatastoreDescriptor {
@@ -64,8 +76,9 @@ import Synchronization
 
     /// Where a unique-index load reads the index a format key path names (as `index(_:)`, but
     /// without `IndexInfo<F.Instance>`, whose generic metadata unspecialized code looks up per use).
-    func readTarget<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>) throws -> IndexReadTarget where I.Instance == F.Instance {
-        readTargets[try position(of: keyPath, forReading: true)]
+    /// Valid as long as this schema: the caller holds the schema while it reads through it.
+    func readTarget<I: IndexRepresentation>(_ keyPath: KeyPath<F, I>) throws -> UnsafePointer<IndexReadTarget> where I.Instance == F.Instance {
+        UnsafePointer(readTargets.baseAddress! + (try position(of: keyPath, forReading: true)))
     }
 
     /// The position in `indexes` of the index a format key path names; reading a stale one is an error.
@@ -89,14 +102,15 @@ import Synchronization
 
     /// Decodes a stored envelope of this datastore (migrating older versions).
     func decode(_ envelope: ByteView) throws -> F.Instance {
-        try envelope.withUnsafeBytes { bytes in
-            // The usual envelope (current version, binary, no field evolution) goes straight to
-            // the decoder: every generic layer in between costs look-ups per instance.
-            if decodesBinaryDirectly, let payload = InstanceEnvelope.payload(of: bytes, ifItStartsWith: currentEnvelopePrefix) {
-                return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
-            }
-            return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopePrefix)
+        // The view's bytes stay valid while `envelope` (held by this call) does. Taken out of the
+        // closure so that the decode below is not in a closure of this unspecialized class.
+        let bytes = envelope.withUnsafeBytes { $0 }
+        // The usual envelope (current version, binary, no field evolution) goes straight to the
+        // decoder: every generic layer in between costs look-ups per instance.
+        if decodesBinaryDirectly, let payload = currentEnvelopeMatcher.payload(of: bytes) {
+            return try BinaryInstanceDecoder.decodeInstance(F.Instance.self, from: payload, isSpecial: instanceIsSpecialValue)
         }
+        return try InstanceEnvelope.decode(bytes, format: F.self, currentPrefix: currentEnvelopeMatcher)
     }
 
     /// Replaces the set of stale indexes (and the flag queries check first).

@@ -48,26 +48,13 @@ enum InstanceEnvelope {
         }
     }
 
-    /// Decodes an envelope; `currentPrefix` is `currentPrefix(format:)`, computed once per
+    /// Decodes an envelope; `currentPrefix` matches `currentPrefix(format:)`, built once per
     /// datastore. The common case (written by the current version) skips reading the version
     /// generically, which costs runtime metadata lookups on every call. (The most common one,
     /// binary without field evolution, `DatastoreSchema.decode` hands to the decoder itself.)
-    static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: [UInt8]) throws -> F.Instance {
-        guard let payload = payload(of: bytes, ifItStartsWith: currentPrefix) else { return try decode(bytes, format: F.self) }
+    static func decode<F: DatastoreFormat>(_ bytes: UnsafeRawBufferPointer, format: F.Type, currentPrefix: EnvelopePrefixMatcher) throws -> F.Instance {
+        guard let payload = currentPrefix.payload(of: bytes) else { return try decode(bytes, format: F.self) }
         return try decodeCurrent(F.self, from: payload, coding: F.coding)
-    }
-
-    /// The payload of `bytes` if the envelope starts with `prefix` (`currentPrefix(format:)`),
-    /// else nil. The prefix is a few bytes (a tag and a small version): compared inline, where a
-    /// `memcmp` call cost more than the comparison.
-    @inline(__always)
-    static func payload(of bytes: UnsafeRawBufferPointer, ifItStartsWith prefix: [UInt8]) -> UnsafeRawBufferPointer? {
-        let count = prefix.count
-        guard bytes.count >= count else { return nil }
-        return prefix.withUnsafeBytes { prefix in
-            for index in 0..<count where bytes[index] != prefix[index] { return nil }
-            return UnsafeRawBufferPointer(rebasing: bytes[count...])
-        }
     }
 
     /// Decodes an envelope, migrating older versions and refusing newer ones.

@@ -17,13 +17,21 @@ import Synchronization
 /// - Cursors made in an earlier life hold its `PageAccess`, whose lease moved on when that life
 ///   ended: they refuse to move (see `PageAccess.lease`).
 ///
-/// The slots are atomics holding retained object pointers: taking is an exchange, parking a
+/// The slots are atomics holding retained object pointers: taking is a compare-exchange, parking a
 /// compare-exchange, so threads hand objects over without a lock. Unsafe code stays in here.
+///
+/// Reserved slots (`takeReserving()`): the slot an object was taken from stays `reserved` while the
+/// object is out, so nobody else parks there or takes from it, and the object goes back with a
+/// plain store instead of a compare-exchange (one locked read-modify-write less per per-call
+/// snapshot, about 3.5 ns on this VM). Its taker either parks it there or cancels the reservation.
 final class IdlePool<Object: AnyObject>: @unchecked Sendable {
     /// A few per handle: enough for the threads that read at the same moment; beyond that, an
     /// object that finds no free slot is simply deallocated.
     static var capacity: Int { 8 }
     private let slots: UnsafeMutablePointer<Atomic<UInt>>
+    /// A slot's value while the object taken from it by `takeReserving()` is out (0 is an empty
+    /// slot; an object pointer is never 1).
+    private static var reserved: UInt { 1 }
 
     init() {
         slots = .allocate(capacity: IdlePool.capacity)
@@ -38,11 +46,39 @@ final class IdlePool<Object: AnyObject>: @unchecked Sendable {
 
     /// An idle object to renew, or nil if none is parked.
     func take() -> Object? {
-        for index in 0..<IdlePool.capacity where slots[index].load(ordering: .relaxed) != 0 {
-            let bits = slots[index].exchange(0, ordering: .acquiring)
-            if bits != 0 { return Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeRetainedValue() }
+        var slot: Int?
+        return take(leaving: 0, slot: &slot)
+    }
+
+    /// `take()`, leaving the slot reserved for the object's return (`park(_:returningTo:)`,
+    /// `cancelReservation(_:)`); `slot` is set to it (nil when nothing was taken).
+    func takeReserving(slot: inout Int?) -> Object? {
+        take(leaving: IdlePool.reserved, slot: &slot)
+    }
+
+    @inline(__always)
+    private func take(leaving mark: UInt, slot: inout Int?) -> Object? {
+        for index in 0..<IdlePool.capacity {
+            let bits = slots[index].load(ordering: .relaxed)
+            guard bits > IdlePool.reserved,
+                  slots[index].compareExchange(expected: bits, desired: mark, ordering: .acquiring).exchanged else { continue }
+            slot = index
+            return Unmanaged<Object>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeRetainedValue()
         }
         return nil
+    }
+
+    /// Parks an object taken by `takeReserving()` in its reserved `slot` (a plain store: only
+    /// its taker writes a reserved slot), or, with no reservation, as `park(_:)` does.
+    func park(_ object: consuming Object, returningTo slot: Int?) {
+        guard let slot else { return park(object) }
+        slots[slot].store(UInt(bitPattern: Unmanaged.passRetained(consume object).toOpaque()), ordering: .releasing)
+    }
+
+    /// Gives up the reservation of `slot` without parking its object (which is then deallocated
+    /// when its last reference goes, as an object that finds the pool full is).
+    func cancelReservation(_ slot: Int) {
+        slots[slot].store(0, ordering: .releasing)
     }
 
     /// Keeps an ended, unreferenced object for the next `take()`, if a slot is free.

@@ -85,12 +85,15 @@ extension Database {
     @usableFromInline
     func beginSnapshot() throws -> ReadSnapshot {
         try checkOpen()
-        let reader = try idleSnapshots.take() ?? SnapshotReader(database: self)
+        var slot: Int?
+        let reader = try idleSnapshots.takeReserving(slot: &slot) ?? SnapshotReader(database: self)
+        reader.poolSlot = slot
         do {
             try reader.begin(self)
             return ReadSnapshot(reader: reader)
         } catch {
-            idleSnapshots.park(reader) // not registered: `begin` undid what it did
+            let slot = reader.poolSlot
+            idleSnapshots.park(reader, returningTo: slot) // not registered: `begin` undid what it did
             throw error
         }
     }
@@ -104,6 +107,11 @@ extension Database {
         _ = consume snapshot
         reader.end(self)
         // After `close()` the pool was drained: a reader parked now would keep its slot until deinit.
-        if !isClosed { idleSnapshots.park(reader) }
+        let slot = reader.poolSlot // read first: `park` consumes the reference
+        if !isClosed {
+            idleSnapshots.park(reader, returningTo: slot)
+        } else if let slot {
+            idleSnapshots.cancelReservation(slot)
+        }
     }
 }
