@@ -62,10 +62,11 @@ final class GenerationState: @unchecked Sendable {
         unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) || sameContent(a, b)
     }
 
-    /// Out of line, so the identical case above carries none of its set-up.
+    /// Out of line, so the identical case above carries none of its set-up. Bytes, not `==`:
+    /// see `TreeName`.
     @inline(never)
     private static func sameContent(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a == b
+        TreeName.same(a, b)
     }
 
     /// The catalog entry `name` (nil: no such tree), looked up through `access` (which must read
@@ -86,7 +87,7 @@ final class GenerationState: @unchecked Sendable {
         var last: Unmanaged<CachedTree>?
         for _ in 0..<GenerationState.treeLimit {
             if let current = link {
-                if current._withUnsafeGuaranteedRef({ $0.name == entry.name }) { break }
+                if current._withUnsafeGuaranteedRef({ GenerationState.sameName($0.name, entry.name) }) { break }
                 last = current
                 link = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
                 continue

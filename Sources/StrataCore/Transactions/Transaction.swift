@@ -59,7 +59,7 @@ public class Transaction {
     func state(of tree: Tree) throws -> Int {
         try checkActive()
         // The name check catches a handle whose tree a rolled-back nested transaction opened.
-        guard tree.transactionSerial == serial, tree.index < trees.count, trees[tree.index].name == tree.name else {
+        guard tree.transactionSerial == serial, tree.index < trees.count, TreeName.same(trees[tree.index].name, tree.name) else {
             throw StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
         }
         guard !trees[tree.index].isDropped else { throw StrataError.treeNotFound(name: tree.name) }
@@ -73,7 +73,7 @@ public class Transaction {
     /// across calls check this before reusing one, and open the tree again if it fails.
     public func isOpen(_ tree: Tree) -> Bool {
         isActive && tree.transactionSerial == serial && tree.index < trees.count
-            && !trees[tree.index].isDropped && trees[tree.index].name == tree.name
+            && !trees[tree.index].isDropped && TreeName.same(trees[tree.index].name, tree.name)
     }
 
     /// Opens the tree called `name`, or nil if it does not exist in this snapshot.
@@ -103,7 +103,7 @@ public class Transaction {
 
     func openedTreeIndex(_ name: String) -> Int? {
         // Newest first: a tree dropped and re-created in one transaction has a newer state.
-        trees.lastIndex { $0.name == name }
+        trees.lastIndex { TreeName.same($0.name, name) }
     }
 
     func register(_ state: TreeState) -> Tree {

@@ -38,7 +38,7 @@ struct WriterCatalogMemory {
     /// if it has no such tree, nil if nothing is remembered.
     func record(named name: String, generation: UInt64, catalog: TreeRecord) -> TreeRecord?? {
         guard isValid, generation == self.generation, catalog == self.catalog else { return nil }
-        for entry in entries where entry.name == name { return .some(entry.record) }
+        for entry in entries where TreeName.same(entry.name, name) { return .some(entry.record) }
         return nil
     }
 
@@ -48,7 +48,7 @@ struct WriterCatalogMemory {
         if !isValid || generation != self.generation || catalog != self.catalog {
             start(generation: generation, catalog: catalog)
         }
-        guard entries.count < Self.treeLimit, !entries.contains(where: { $0.name == name }) else { return }
+        guard entries.count < Self.treeLimit, !entries.contains(where: { TreeName.same($0.name, name) }) else { return }
         entries.append((name, record))
     }
 
@@ -70,7 +70,7 @@ struct WriterCatalogMemory {
         // The last state of each name wins: states are applied in order, each overwriting.
         for state in trees {
             let record = state.isDropped ? nil : state.record
-            if let index = entries.firstIndex(where: { $0.name == state.name }) {
+            if let index = entries.firstIndex(where: { TreeName.same($0.name, state.name) }) {
                 entries[index].record = record
             } else if entries.count < Self.treeLimit {
                 entries.append((state.name, record))

@@ -1,0 +1,44 @@
+import Testing
+import StrataTestFixtures
+@testable import StrataCore
+
+/// Tree names are the catalog's keys, compared by their UTF-8 bytes. Swift's `==` calls
+/// canonically equivalent strings equal — "\u{212B}" (ANGSTROM SIGN) and "A\u{30A}" (A and a
+/// combining ring), both three bytes — so every cache or list of open trees must compare bytes
+/// too, or one tree's state is handed out for the other's.
+@Suite struct TreeNameBytesTests {
+    static let sign = "\u{212B}", composed = "A\u{30A}"
+
+    @Test func equivalentNamesAreTwoTreesInOneWriteTransaction() throws {
+        #expect(Self.sign == Self.composed && Array(Self.sign.utf8) != Array(Self.composed.utf8))
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in
+            try tx.put("k", "sign", in: try tx.createTree(Self.sign))
+            try tx.put("k", "composed", in: try tx.openOrCreateTree(Self.composed))
+        }
+        try db.read { tx throws in
+            #expect(try tx.treeNames().count == 2)
+            #expect(try tx.string("k", in: tx.tree(Self.sign)) == "sign")
+            #expect(try tx.string("k", in: tx.tree(Self.composed)) == "composed")
+        }
+        // The next write transaction opens them from the writer's memory of the catalog.
+        try db.write { tx throws in
+            #expect(try tx.string("k", in: tx.tree(Self.composed)) == "composed")
+            #expect(try tx.string("k", in: tx.tree(Self.sign)) == "sign")
+        }
+    }
+
+    @Test func aReadersCacheOfOneNameDoesNotAnswerForTheOther() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx in try tx.put("k", "sign", in: try tx.createTree(Self.sign)) }
+        try db.read { tx throws in
+            #expect(try tx.string("k", in: tx.tree(Self.sign)) == "sign")
+            #expect(try tx.treeIfPresent(Self.composed) == nil)
+        }
+        try db.read { tx throws in #expect(try tx.treeIfPresent(Self.composed) == nil) }
+        #expect(try db.withSnapshot { try $0.get("k", inTree: Self.sign) } != nil)
+        #expect(try db.withSnapshot { try $0.get("k", inTree: Self.composed) } == nil)
+    }
+}
