@@ -44,7 +44,7 @@ extension WriteTransaction {
 
     /// Touches the path from the root to the leaf for `key`. Returns the branch path and the leaf.
     func touchPath(_ record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> ([PathEntry], PageBuffer) {
-        var path: [PathEntry] = []
+        var path = leafHints.takePath()
         path.reserveCapacity(record.depth)
         var buffer = try touch(record.root)
         record.root = buffer.number
@@ -96,7 +96,7 @@ extension WriteTransaction {
             leafHintInserts &+= 1
             return exact
         }
-        let (path, leaf) = try touchPath(&record, key: key)
+        var (path, leaf) = try touchPath(&record, key: key)
         if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
             return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
@@ -104,11 +104,12 @@ extension WriteTransaction {
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
-            rememberLeaf(leaf, path: path, record: record)
+            rememberLeaf(leaf, path: &path, record: record)
         } else {
             let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
             try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,
                           path: path, record: &record)
+            leafHints.recycle(&path)
         }
         return exact
     }

@@ -33,10 +33,10 @@ extension WriteTransaction {
             return try modifying {
                 // Counted as a modification: open cursors must be positioned again, and a failure fails the transaction.
                 access.modificationCount += 1
-                let (path, leaf) = try touchPath(&record, key: key)
+                var (path, leaf) = try touchPath(&record, key: key)
                 let page = try leaf.page()
                 let (position, exact) = try page.search(key)
-                rememberLeaf(leaf, path: path, record: record)
+                rememberLeaf(leaf, path: &path, record: record)
                 return exact ? try access.value(of: try page.leaf(position), in: page) : nil
             }
         }
