@@ -40,6 +40,11 @@ struct LeafHint {
     /// The branches from the root down to the leaf's parent, with the child index taken in each.
     /// (Replaced by swapping arrays, see `LeafHints.remember`.)
     var path: [WriteTransaction.PathEntry]
+    /// Where the last key looked up in the leaf was (or would go): a guess for the next one,
+    /// checked against the keys around it before it is used. A put of the key a lookup just
+    /// found (`valueForReplacing`, a unique index's check before its put) lands there, and two
+    /// compares replace the binary search.
+    var lastIndex = 0
 
     /// The smallest key the leaf may hold (inclusive), or nil for the leftmost leaf.
     func lowerBound() throws -> UnsafeRawBufferPointer? {
@@ -84,19 +89,28 @@ struct LeafHints {
 
     /// Remembers the hint for `root`; `path` goes into it, and `path` is left empty, holding the
     /// array of the hint it replaced if any (to `recycle`).
-    mutating func remember(root: UInt64, depth: Int, nestingDepth: Int, leaf: PageBuffer, path: inout [WriteTransaction.PathEntry]) {
+    mutating func remember(root: UInt64, depth: Int, nestingDepth: Int, leaf: PageBuffer, path: inout [WriteTransaction.PathEntry],
+                           index: Int) {
         if let position = position(root: root) {
             hints[position].depth = depth
             hints[position].nestingDepth = nestingDepth
             hints[position].leaf = leaf
             hints[position].leafNumber = leaf.number
+            hints[position].lastIndex = index
             swap(&hints[position].path, &path)
             path.removeAll(keepingCapacity: true)
             return
         }
         if hints.count >= Self.capacity { hints.removeFirst() }
-        hints.append(LeafHint(root: root, depth: depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path))
+        hints.append(LeafHint(root: root, depth: depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path,
+                              lastIndex: index))
         path = []
+    }
+
+    /// Records where the last key looked up in the leaf of the hint at `position` was.
+    @inline(__always)
+    mutating func setLastIndex(_ index: Int, at position: Int) {
+        hints[position].lastIndex = index
     }
 
     /// An empty path array for a descent (with the capacity of a recycled one when there is one).
@@ -123,10 +137,10 @@ struct LeafHints {
 
 extension WriteTransaction {
     /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert into it.
-    /// Takes `path` (which is left empty).
+    /// Takes `path` (which is left empty). `index`: where the key looked up is or would go.
     @inline(__always)
-    func rememberLeaf(_ leaf: PageBuffer, path: inout [PathEntry], record: TreeRecord) {
-        leafHints.remember(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, path: &path)
+    func rememberLeaf(_ leaf: PageBuffer, path: inout [PathEntry], record: TreeRecord, index: Int) {
+        leafHints.remember(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, path: &path, index: index)
         leafHints.recycle(&path)
     }
 
@@ -161,11 +175,17 @@ extension WriteTransaction {
             return (leaf, page.count, false)
         }
         if afterLast == 0 { return (leaf, last, true) }
+        // Where the last lookup in this leaf was, if the key is there (or goes there).
+        let guess = min(leafHints.hints[position].lastIndex, last)
+        let atGuess = compareKeys(key, try page.leafKey(guess))
+        if atGuess == 0 { return (leaf, guess, true) }
+        if atGuess < 0, guess > 0, compareKeys(key, try page.leafKey(guess - 1)) > 0 { return (leaf, guess, false) }
         if compareKeys(key, try page.leafKey(0)) < 0 {
             if let lower = try leafHints.hints[position].lowerBound(), compareKeys(key, lower) < 0 { return nil }
             return (leaf, 0, false)
         }
         let (index, exact) = try page.search(key)
+        leafHints.setLastIndex(index, at: position)
         return (leaf, index, exact)
     }
 }

@@ -104,7 +104,7 @@ extension WriteTransaction {
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
-            rememberLeaf(leaf, path: &path, record: record)
+            rememberLeaf(leaf, path: &path, record: record, index: index)
         } else {
             let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
             try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,

@@ -36,7 +36,7 @@ extension WriteTransaction {
                 var (path, leaf) = try touchPath(&record, key: key)
                 let page = try leaf.page()
                 let (position, exact) = try page.search(key)
-                rememberLeaf(leaf, path: &path, record: record)
+                rememberLeaf(leaf, path: &path, record: record, index: position)
                 return exact ? try access.value(of: try page.leaf(position), in: page) : nil
             }
         }
