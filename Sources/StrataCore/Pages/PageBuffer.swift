@@ -162,6 +162,27 @@ final class PageBuffer {
         memcpy(target, node.key.baseAddress! - PageLayout.leafNodeHeader, size)
     }
 
+    /// Appends nodes `nodes` of `source` (a leaf) verbatim after the last slot, as many calls of
+    /// `insertLeafNode(at: count, …)` would, writing the header once. The caller has checked
+    /// that they fit (a split fills its two halves this way).
+    func appendLeafNodes(from source: Page, nodes: Range<Int>) throws {
+        var count = self.count
+        var upper = self.upper
+        let slots = memory + PageLayout.headerSize
+        for sourceIndex in nodes {
+            let node = try source.leaf(sourceIndex)
+            let size = node.storedSize
+            precondition(upper - size >= PageLayout.headerSize + 2 * (count + 1), "page overflow: callers must split first")
+            upper -= size
+            memcpy(memory + upper, node.key.baseAddress! - PageLayout.leafNodeHeader, size)
+            slots.storeBytes(of: UInt16(upper), toByteOffset: 2 * count, as: UInt16.self)
+            count += 1
+        }
+        store16(count, PageLayout.countOffset)
+        store16(PageLayout.headerSize + 2 * count, PageLayout.lowerOffset)
+        store16(upper, PageLayout.upperOffset)
+    }
+
     func insertBranch(at index: Int, key: UnsafeRawBufferPointer, child: UInt64) {
         let node = reserveNode(at: index, size: PageLayout.branchNodeHeader + key.count)
         node.storeBytes(of: child, as: UInt64.self)
