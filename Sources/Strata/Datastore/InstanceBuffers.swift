@@ -3,10 +3,11 @@
 /// encoded envelope were two allocations and frees of every write (~500 instructions of a typed
 /// insert, callgrind).
 ///
-/// A write takes the buffers (`take`, which empties them and keeps their storage) and gives them
-/// back (`give`) without emptying them: the arrays it handed on may still be referenced then (a
-/// parameter the optimizer has not released yet), and emptying a shared array would copy it. By
-/// the next `take` nothing else refers to them. A write that starts while another holds them
+/// A write takes the buffers (`take`) and gives them back (`give`); each setter replaces its
+/// buffer's bytes, keeping the storage. Nothing is emptied when the buffers are given back: the
+/// arrays the write handed on may still be referenced then (a parameter the optimizer has not
+/// released yet), and emptying a shared array would copy it. By the next write's setters
+/// nothing else refers to them. A write that starts while another holds them
 /// (user code re-entering the datastore from an `encode(to:)`) takes empty ones, so two writes
 /// never share a buffer.
 struct InstanceBuffers {
@@ -22,8 +23,6 @@ struct InstanceBuffers {
     mutating func take() -> InstanceBuffers {
         var taken = InstanceBuffers()
         swap(&taken, &self)
-        taken.id.removeAll(keepingCapacity: true)
-        taken.envelope.removeAll(keepingCapacity: true)
         return taken
     }
 

@@ -43,7 +43,6 @@ final class WriteContextReuse: Sendable {
         guard !state.datastoreTrees.isEmpty, state.datastoreTrees.count <= Self.maximumDatastores,
               state.changeLogs.count <= Self.maximumDatastores else { return }
         let bufferBytes = state.datastoreTrees.reduce(0) { $0 + $1.trees.scratch.capacityInBytes + $1.trees.instanceBuffers.capacityInBytes }
-            + state.changeLogs.reduce(0) { $0 + $1.bufferCapacity }
         guard bufferBytes <= Self.maximumBufferBytes else { return }
         spare.withLock { spare in
             if spare == nil { spare = state }
