@@ -61,7 +61,8 @@ struct ChangeLogKey: Equatable, BytesConvertible {
 /// `ChangeLogMemory` tells whether any entry can be due for trimming before the log is read.
 final class ChangeLogAppender {
     let logName: String
-    private let memory: ChangeLogMemory
+    /// This log's slot in the store's `ChangeLogMemory`, shared by every transaction.
+    private let memory: ChangeLogMemory.Slot
     // No runtime exclusivity checks (see `DatastoreTrees`): one thread at a time, no overlapping access.
     @exclusivity(unchecked) private var tree: Tree?
     @exclusivity(unchecked) private var nextSequence: UInt32?
@@ -69,7 +70,7 @@ final class ChangeLogAppender {
     /// `memory`: the store's, shared by every transaction.
     init(logName: String, memory: ChangeLogMemory) {
         self.logName = logName
-        self.memory = memory
+        self.memory = memory.slot(for: logName)
     }
 
     /// Makes the next append look up its position in the log again (after a rollback).
@@ -91,7 +92,7 @@ final class ChangeLogAppender {
             // Unchanged by this transaction: no entry of this generation, and the log read by the
             // trim is the committed one, whose oldest entry the memory may keep.
             sequence = 0
-            if let oldest = try trim(log, write: write) { memory.remember(oldestGeneration: oldest, of: logName) }
+            if let oldest = try trim(log, write: write) { memory.remember(oldestGeneration: oldest) }
         } else {
             sequence = try Self.firstFreeSequence(in: log, write: write)
             if sequence == 0 { _ = try trim(log, write: write) }
@@ -120,7 +121,7 @@ final class ChangeLogAppender {
     /// Old entries go at the first change of each commit (see `ChangeLogTrimming`). Returns the
     /// oldest generation the log held, if it was read.
     private func trim(_ log: Tree, write: WriteTransaction) throws -> UInt64? {
-        try ChangeLogTrimming.trim(log, in: write, oldestAtLeast: memory.oldestGeneration(of: logName)) { length in
+        try ChangeLogTrimming.trim(log, in: write, oldestAtLeast: memory.oldestGeneration) { length in
             DatastoreError.corruptLogEntry(datastore: logName, generation: write.transactionID, reason: "a log key of \(length) bytes")
         }
     }
