@@ -53,7 +53,8 @@ final class PageBuffer {
         UInt(bitPattern: bytes.baseAddress) &- UInt(bitPattern: memory) < UInt(bitPattern: byteCount)
     }
 
-    func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
+    /// (Inlined: called several times a put, where the call cost about as much as the checks.)
+    @inline(__always) func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
 
     // MARK: Header
 
