@@ -116,7 +116,7 @@ final class PageBuffer {
 
     /// Reserves `size` heap bytes and a slot at `index`; returns the node's address.
     /// The caller has checked `freeSpace >= size + 2`.
-    private func reserveNode(at index: Int, size: Int) -> UnsafeMutableRawPointer {
+    @inline(__always) private func reserveNode(at index: Int, size: Int) -> UnsafeMutableRawPointer {
         let count = self.count
         precondition(freeSpace >= size + 2, "page overflow: callers must split first")
         let newUpper = upper - size
