@@ -156,4 +156,20 @@ import StrataTestFixtures
         }
         #expect(try db.check().isClean)
     }
+
+    /// A table made for an expected number of pages (`init(expecting:)`, what a transaction after
+    /// a large commit starts with) holds that many without growing, and works like any other.
+    @Test func tableSizedForExpectedPagesDoesNotGrow() {
+        let buffer = PageBuffer(pageSize: 4096, number: 2)
+        var table = DirtyPages(expecting: 1000)
+        let capacity = table.capacity
+        #expect(capacity >= 2 * 1001)
+        for key in 2..<1002 { table[UInt64(key)] = buffer }
+        #expect(table.capacity == capacity && table.count == 1000)
+        #expect((2..<1002).allSatisfy { table[UInt64($0)] === buffer } && table[1002] == nil)
+        // More than expected: it grows as any table does.
+        for key in 1002..<3002 { table[UInt64(key)] = buffer }
+        #expect(table.capacity > capacity && table.count == 3000)
+        #expect(DirtyPages(expecting: 0).capacity == 32)
+    }
 }

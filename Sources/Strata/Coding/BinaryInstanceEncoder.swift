@@ -27,16 +27,26 @@ public struct BinaryInstanceEncoder: Sendable {
     /// of the payload; the buffer is copied into the returned array once). The sink records
     /// absolute positions, so a prefix shifts nothing.
     func encode<T: Encodable>(_ value: T, after prefix: [UInt8]) throws -> [UInt8] {
+        var output: [UInt8] = []
+        try encode(value, after: prefix, into: &output)
+        return output
+    }
+
+    /// `encode(_:after:)` into `output`, replacing its bytes in its storage (a writer reuses one
+    /// array from one instance to the next, see `InstanceBuffers`). `output` is unchanged if
+    /// encoding throws.
+    func encode<T: Encodable>(_ value: T, after prefix: [UInt8], into output: inout [UInt8]) throws {
         var sink = BinaryEncodingSinkCache.take(prefix: prefix)
         sink.isEncoding = true
         defer { BinaryEncodingSinkCache.recycle(&sink) }
         if BinarySpecialValues.appendIfSpecial(value, to: &sink.output) {
-            return sink.output.makeArray()
+            sink.output.copy(replacing: &output)
+            return
         }
         let root = sink.pushFrame(lengthPosition: nil, key: nil, ordering: .of(T.self))
         try value.encode(to: BinaryValueEncoder(sink: sink, handle: root))
         sink.close(root)
         if sink.hasDeferredError, let error = sink.deferredError { throw error }
-        return sink.output.makeArray()
+        sink.output.copy(replacing: &output)
     }
 }

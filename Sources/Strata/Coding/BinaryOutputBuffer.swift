@@ -136,6 +136,12 @@ struct BinaryOutputBuffer: ~Copyable {
         Array(UnsafeBufferPointer(start: storage, count: count))
     }
 
+    /// Replaces the bytes of `array` with the written ones, in its storage when it is large enough.
+    func copy(replacing array: inout [UInt8]) {
+        array.removeAll(keepingCapacity: true)
+        array.append(contentsOf: UnsafeBufferPointer(start: storage, count: count))
+    }
+
     // MARK: Growth
 
     /// Reallocates to at least `minimumCapacity` (at least doubling, so appends stay

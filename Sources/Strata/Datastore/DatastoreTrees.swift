@@ -19,6 +19,8 @@ final class DatastoreTrees {
     let log: ChangeLogAppender
     /// Buffers reused by this datastore's writes in this context (see `WriteScratch`).
     @exclusivity(unchecked) var scratch = WriteScratch()
+    /// The identifier and envelope buffers reused by this datastore's writes in this context.
+    @exclusivity(unchecked) var instanceBuffers = InstanceBuffers()
 
     init(schema: AnyObject, log: ChangeLogAppender) {
         self.schema = schema

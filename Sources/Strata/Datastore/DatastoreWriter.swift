@@ -61,9 +61,12 @@ public final class DatastoreWriter<F: DatastoreFormat>: DatastoreReader<F> {
 
     private func store(_ instance: F.Instance, mustBeNew: Bool) throws -> F.Instance? {
         let id = F.identifier(of: instance)
-        let idBytes = id.orderedKeyBytes
-        let envelope = try InstanceEnvelope.encode(instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
         let trees = self.trees
+        var buffers = trees.instanceBuffers.take()
+        defer { trees.instanceBuffers.give(&buffers) }
+        buffers.setIdentifier(id)
+        try buffers.setEnvelope(of: instance, format: F.self, currentPrefix: schema.currentEnvelopePrefix)
+        let idBytes = buffers.id, envelope = buffers.envelope
         let primary = try trees.primary(named: layout.primary, in: writeContext)
         // No `F.Instance?` local: in this unspecialized generic code each one costs a runtime
         // metadata lookup per write. The previous version is looked up along the path the put

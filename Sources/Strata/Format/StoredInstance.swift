@@ -41,6 +41,14 @@ enum InstanceEnvelope {
         }
     }
 
+    /// `encode`, into `output` (replacing its bytes, reusing its storage).
+    static func encode<F: DatastoreFormat>(_ instance: F.Instance, format: F.Type, currentPrefix: [UInt8], into output: inout [UInt8]) throws {
+        switch F.coding {
+        case .binary: try BinaryInstanceEncoder().encode(instance, after: currentPrefix, into: &output)
+        case .json: output = try encode(instance, format: F.self, currentPrefix: currentPrefix)
+        }
+    }
+
     static func decodePayload<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, coding: InstanceCoding) throws -> T {
         switch coding {
         case .binary: return try BinaryInstanceDecoder().decode(type, from: bytes)

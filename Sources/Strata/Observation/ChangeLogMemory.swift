@@ -13,20 +13,51 @@ import Synchronization
 /// forgets the name when it renames a datastore (`DatastoreRename`). Raw engine calls that rename
 /// an older tree onto a log's name bypass that; the only effect would be trimming that comes at
 /// most `retention + batch` generations late, never an entry lost (the trim itself reads the log).
+///
+/// Each log's generation lives in a `Slot` that an appender looks up once (`slot(for:)`) and then
+/// reads and writes without the lock and the dictionary (~390 instructions of every commit's
+/// first append).
 final class ChangeLogMemory: Sendable {
-    private let oldest = Mutex<[String: UInt64]>([:])
+    private let slots = Mutex<[String: Slot]>([:])
+
+    /// What is remembered about one log.
+    final class Slot: Sendable {
+        /// The remembered generation; 0 when none is (a log's entries have generations >= 1).
+        private let generation = Atomic<UInt64>(0)
+
+        /// A generation at or below the log's oldest entry, if one is known.
+        var oldestGeneration: UInt64? {
+            let value = generation.load(ordering: .acquiring)
+            return value == 0 ? nil : value
+        }
+
+        /// Records that the log held no entry older than `oldest` in a committed state.
+        func remember(oldestGeneration oldest: UInt64) { generation.store(oldest, ordering: .releasing) }
+
+        func forget() { generation.store(0, ordering: .releasing) }
+    }
+
+    /// The slot of `log` (the same one for every caller asking for that name).
+    func slot(for log: String) -> Slot {
+        slots.withLock { slots in
+            if let slot = slots[log] { return slot }
+            let slot = Slot()
+            slots[log] = slot
+            return slot
+        }
+    }
 
     /// A generation at or below the oldest entry of `log`, if one is known.
-    func oldestGeneration(of log: String) -> UInt64? { oldest.withLock { $0[log] } }
+    func oldestGeneration(of log: String) -> UInt64? { slot(for: log).oldestGeneration }
 
     /// Records that `log` held no entry older than `generation` in a committed state.
     func remember(oldestGeneration generation: UInt64, of log: String) {
-        oldest.withLock { $0[log] = generation }
+        slot(for: log).remember(oldestGeneration: generation)
     }
 
     /// Forgets what was known about `log` (its name now holds another, possibly older, log).
     /// Always safe: the next append reads the log and remembers afresh.
     func forget(_ log: String) {
-        oldest.withLock { _ = $0.removeValue(forKey: log) }
+        slot(for: log).forget()
     }
 }

@@ -61,22 +61,16 @@ struct ChangeLogKey: Equatable, BytesConvertible {
 /// `ChangeLogMemory` tells whether any entry can be due for trimming before the log is read.
 final class ChangeLogAppender {
     let logName: String
-    private let memory: ChangeLogMemory
+    /// This log's slot in the store's `ChangeLogMemory`, shared by every transaction.
+    private let memory: ChangeLogMemory.Slot
     // No runtime exclusivity checks (see `DatastoreTrees`): one thread at a time, no overlapping access.
     @exclusivity(unchecked) private var tree: Tree?
     @exclusivity(unchecked) private var nextSequence: UInt32?
-    /// The value being appended, `kind ++ identifier`, built in storage reused from one append to
-    /// the next (a value built on the stack through a generic helper paid runtime metadata
-    /// lookups on every append).
-    @exclusivity(unchecked) private var value: [UInt8] = []
-
-    /// Bytes the reused value buffer holds on to (`WriteContextReuse` does not keep large ones).
-    var bufferCapacity: Int { value.capacity }
 
     /// `memory`: the store's, shared by every transaction.
     init(logName: String, memory: ChangeLogMemory) {
         self.logName = logName
-        self.memory = memory
+        self.memory = memory.slot(for: logName)
     }
 
     /// Makes the next append look up its position in the log again (after a rollback).
@@ -98,17 +92,21 @@ final class ChangeLogAppender {
             // Unchanged by this transaction: no entry of this generation, and the log read by the
             // trim is the committed one, whose oldest entry the memory may keep.
             sequence = 0
-            if let oldest = try trim(log, write: write) { memory.remember(oldestGeneration: oldest, of: logName) }
+            if let oldest = try trim(log, write: write) { memory.remember(oldestGeneration: oldest) }
         } else {
             sequence = try Self.firstFreeSequence(in: log, write: write)
             if sequence == 0 { _ = try trim(log, write: write) }
         }
         guard sequence < .max else { throw StrataError.misuse("more than \(UInt32.max - 1) changes to '\(logName)' in one commit") }
         nextSequence = sequence + 1
-        value.removeAll(keepingCapacity: true)
-        value.append(kind)
-        value.append(contentsOf: idBytes)
-        try write.put(ChangeLogKey(generation: write.transactionID, sequence: sequence), value, in: log)
+        // The value, `kind ++ identifier`, is built on the stack (not generic: a value built through
+        // a generic helper paid runtime metadata lookups; one in a reused array paid its emptying
+        // and uniqueness checks, ~200 instructions an append).
+        try withUnsafeTemporaryAllocation(byteCount: idBytes.count + 1, alignment: 1) { value in
+            value[0] = kind
+            idBytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: value[1...]).copyMemory(from: $0) }
+            try write.put(ChangeLogKey(generation: write.transactionID, sequence: sequence), UnsafeRawBufferPointer(value), in: log)
+        }
     }
 
     /// One past the last sequence number this commit used in `log`, or 0 if it used none.
@@ -123,7 +121,7 @@ final class ChangeLogAppender {
     /// Old entries go at the first change of each commit (see `ChangeLogTrimming`). Returns the
     /// oldest generation the log held, if it was read.
     private func trim(_ log: Tree, write: WriteTransaction) throws -> UInt64? {
-        try ChangeLogTrimming.trim(log, in: write, oldestAtLeast: memory.oldestGeneration(of: logName)) { length in
+        try ChangeLogTrimming.trim(log, in: write, oldestAtLeast: memory.oldestGeneration) { length in
             DatastoreError.corruptLogEntry(datastore: logName, generation: write.transactionID, reason: "a log key of \(length) bytes")
         }
     }

@@ -42,8 +42,7 @@ final class WriteContextReuse: Sendable {
     func give(_ state: State) {
         guard !state.datastoreTrees.isEmpty, state.datastoreTrees.count <= Self.maximumDatastores,
               state.changeLogs.count <= Self.maximumDatastores else { return }
-        let bufferBytes = state.datastoreTrees.reduce(0) { $0 + $1.trees.scratch.capacityInBytes }
-            + state.changeLogs.reduce(0) { $0 + $1.bufferCapacity }
+        let bufferBytes = state.datastoreTrees.reduce(0) { $0 + $1.trees.scratch.capacityInBytes + $1.trees.instanceBuffers.capacityInBytes }
         guard bufferBytes <= Self.maximumBufferBytes else { return }
         spare.withLock { spare in
             if spare == nil { spare = state }

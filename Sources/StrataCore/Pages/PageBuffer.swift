@@ -53,7 +53,8 @@ final class PageBuffer {
         UInt(bitPattern: bytes.baseAddress) &- UInt(bitPattern: memory) < UInt(bitPattern: byteCount)
     }
 
-    func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
+    /// (Inlined: called several times a put, where the call cost about as much as the checks.)
+    @inline(__always) func page() throws -> Page { try Page(validating: memory, size: pageSize, number: number) }
 
     // MARK: Header
 
@@ -115,7 +116,7 @@ final class PageBuffer {
 
     /// Reserves `size` heap bytes and a slot at `index`; returns the node's address.
     /// The caller has checked `freeSpace >= size + 2`.
-    private func reserveNode(at index: Int, size: Int) -> UnsafeMutableRawPointer {
+    @inline(__always) private func reserveNode(at index: Int, size: Int) -> UnsafeMutableRawPointer {
         let count = self.count
         precondition(freeSpace >= size + 2, "page overflow: callers must split first")
         let newUpper = upper - size
@@ -160,6 +161,27 @@ final class PageBuffer {
         let size = node.storedSize
         let target = reserveNode(at: index, size: size)
         memcpy(target, node.key.baseAddress! - PageLayout.leafNodeHeader, size)
+    }
+
+    /// Appends nodes `nodes` of `source` (a leaf) verbatim after the last slot, as many calls of
+    /// `insertLeafNode(at: count, …)` would, writing the header once. The caller has checked
+    /// that they fit (a split fills its two halves this way).
+    func appendLeafNodes(from source: Page, nodes: Range<Int>) throws {
+        var count = self.count
+        var upper = self.upper
+        let slots = memory + PageLayout.headerSize
+        for sourceIndex in nodes {
+            let node = try source.leaf(sourceIndex)
+            let size = node.storedSize
+            precondition(upper - size >= PageLayout.headerSize + 2 * (count + 1), "page overflow: callers must split first")
+            upper -= size
+            memcpy(memory + upper, node.key.baseAddress! - PageLayout.leafNodeHeader, size)
+            slots.storeBytes(of: UInt16(upper), toByteOffset: 2 * count, as: UInt16.self)
+            count += 1
+        }
+        store16(count, PageLayout.countOffset)
+        store16(PageLayout.headerSize + 2 * count, PageLayout.lowerOffset)
+        store16(upper, PageLayout.upperOffset)
     }
 
     func insertBranch(at index: Int, key: UnsafeRawBufferPointer, child: UInt64) {

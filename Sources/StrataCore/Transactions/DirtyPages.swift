@@ -17,6 +17,14 @@ struct DirtyPages {
 
     init() {}
 
+    /// An empty table with storage for `expected` pages without growing (up to 2^15 of them).
+    init(expecting expected: Int) {
+        var capacity = DirtyPages.initialCapacity
+        while capacity < 2 * (expected + 1) && capacity < 1 << 16 { capacity *= 2 }
+        keys = Array(repeating: DirtyPages.empty, count: capacity)
+        buffers = Array(repeating: nil, count: capacity)
+    }
+
     var isEmpty: Bool { count == 0 }
 
     /// Every dirty buffer, in no particular order.

@@ -46,28 +46,13 @@ final class GenerationState: @unchecked Sendable {
         // links without retaining is safe while `self` is alive.
         var node = firstTree.load(ordering: .acquiring)
         while let current = node {
-            let found: TreeRecord?? = current._withUnsafeGuaranteedRef { Self.sameName($0.name, name) ? .some($0.record) : nil }
+            let found: TreeRecord?? = current._withUnsafeGuaranteedRef { TreeName.same($0.name, name) ? .some($0.record) : nil }
             if let found { return found }
             node = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
         }
         return nil
     }
 
-    /// Whether two tree names are equal, cheaply in both usual cases: the caller passes the very
-    /// string it passed before (identical representations are the same string, as `==` checks
-    /// first too), or a name of another length (the datastore's primary tree passed on the way to
-    /// its index trees), where `==` would make an out-of-line compare of ~80 instructions.
-    @inline(__always)
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self) || sameContent(a, b)
-    }
-
-    /// Out of line, so the identical case above carries none of its set-up. Bytes, not `==`:
-    /// see `TreeName`.
-    @inline(never)
-    private static func sameContent(_ a: String, _ b: String) -> Bool {
-        TreeName.same(a, b)
-    }
 
     /// The catalog entry `name` (nil: no such tree), looked up through `access` (which must read
     /// this generation) unless a reader of the generation already did.
@@ -87,7 +72,7 @@ final class GenerationState: @unchecked Sendable {
         var last: Unmanaged<CachedTree>?
         for _ in 0..<GenerationState.treeLimit {
             if let current = link {
-                if current._withUnsafeGuaranteedRef({ GenerationState.sameName($0.name, entry.name) }) { break }
+                if current._withUnsafeGuaranteedRef({ TreeName.same($0.name, entry.name) }) { break }
                 last = current
                 link = current._withUnsafeGuaranteedRef { $0.next.load(ordering: .acquiring) }
                 continue

@@ -56,14 +56,23 @@ public class Transaction {
         guard isActive else { throw StrataError.closed(what: "transaction") }
     }
 
+    /// (Inlined: every put and lookup starts here; the errors are built out of line.)
+    @inline(__always)
     func state(of tree: Tree) throws -> Int {
-        try checkActive()
         // The name check catches a handle whose tree a rolled-back nested transaction opened.
-        guard tree.transactionSerial == serial, tree.index < trees.count, TreeName.same(trees[tree.index].name, tree.name) else {
-            throw StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
-        }
-        guard !trees[tree.index].isDropped else { throw StrataError.treeNotFound(name: tree.name) }
+        guard isActive, tree.transactionSerial == serial, tree.index < trees.count, TreeName.same(trees[tree.index].name, tree.name),
+              !trees[tree.index].isDropped else { throw refusal(of: tree) }
         return tree.index
+    }
+
+    /// Why `state(of:)` refuses `tree`.
+    @inline(never)
+    private func refusal(of tree: Tree) -> StrataError {
+        guard isActive else { return StrataError.closed(what: "transaction") }
+        guard tree.transactionSerial == serial, tree.index < trees.count, trees[tree.index].name == tree.name else {
+            return StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
+        }
+        return StrataError.treeNotFound(name: tree.name)
     }
 
     // MARK: Trees

@@ -32,13 +32,19 @@ struct LeafHint {
     /// The tree's root and depth when the hint was taken (they name the tree: roots are distinct
     /// pages, and a root changes only by a split or a delete, which forget the hint).
     let root: UInt64
-    let depth: Int
-    let nestingDepth: Int
-    let leaf: PageBuffer
+    var depth: Int
+    var nestingDepth: Int
+    var leaf: PageBuffer
     /// The leaf's page number when the hint was taken.
-    let leafNumber: UInt64
+    var leafNumber: UInt64
     /// The branches from the root down to the leaf's parent, with the child index taken in each.
-    let path: [WriteTransaction.PathEntry]
+    /// (Replaced by swapping arrays, see `LeafHints.remember`.)
+    var path: [WriteTransaction.PathEntry]
+    /// Where the last key looked up in the leaf was (or would go): a guess for the next one,
+    /// checked against the keys around it before it is used. A put of the key a lookup just
+    /// found (`valueForReplacing`, a unique index's check before its put) lands there, and two
+    /// compares replace the binary search.
+    var lastIndex = 0
 
     /// The smallest key the leaf may hold (inclusive), or nil for the leftmost leaf.
     func lowerBound() throws -> UnsafeRawBufferPointer? {
@@ -62,24 +68,62 @@ struct LeafHint {
 /// commit the free tree and the catalog); beyond `capacity` the hint of the tree hinted first
 /// goes. (Writes visit their trees in a cycle, so least-recently-used eviction would miss just
 /// as often; a transaction over more than `capacity` trees descends from the root for some.)
+///
+/// A descent's path array is recycled rather than freed: `remember` swaps it into the hint it
+/// replaces and hands the replaced hint's array back, which `recycle` keeps for the next descent
+/// (`takePath`). A put or lookup that descends then allocates and frees no array (a free of the
+/// replaced path was ~240 instructions of every descending put).
 struct LeafHints {
     static let capacity = 8
-    private var hints: [LeafHint] = []
+    /// Read in place by `hintedLeaf` (a copy of a hint would retain its leaf and path).
+    private(set) var hints: [LeafHint] = []
+    /// An empty path array with capacity, for the next descent.
+    private var sparePath: [WriteTransaction.PathEntry] = []
 
-    /// The hint for the tree whose root is `root`.
+    /// The position in `hints` of the hint for the tree whose root is `root`.
     @inline(__always)
-    func hint(root: UInt64) -> LeafHint? {
-        for hint in hints where hint.root == root { return hint }
+    func position(root: UInt64) -> Int? {
+        for position in hints.indices where hints[position].root == root { return position }
         return nil
     }
 
-    mutating func remember(_ hint: LeafHint) {
-        if let index = hints.firstIndex(where: { $0.root == hint.root }) {
-            hints[index] = hint
+    /// Remembers the hint for `root`; `path` goes into it, and `path` is left empty, holding the
+    /// array of the hint it replaced if any (to `recycle`).
+    mutating func remember(root: UInt64, depth: Int, nestingDepth: Int, leaf: PageBuffer, path: inout [WriteTransaction.PathEntry],
+                           index: Int) {
+        if let position = position(root: root) {
+            hints[position].depth = depth
+            hints[position].nestingDepth = nestingDepth
+            hints[position].leaf = leaf
+            hints[position].leafNumber = leaf.number
+            hints[position].lastIndex = index
+            swap(&hints[position].path, &path)
+            path.removeAll(keepingCapacity: true)
             return
         }
         if hints.count >= Self.capacity { hints.removeFirst() }
-        hints.append(hint)
+        hints.append(LeafHint(root: root, depth: depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path,
+                              lastIndex: index))
+        path = []
+    }
+
+    /// Records where the last key looked up in the leaf of the hint at `position` was.
+    @inline(__always)
+    mutating func setLastIndex(_ index: Int, at position: Int) {
+        hints[position].lastIndex = index
+    }
+
+    /// An empty path array for a descent (with the capacity of a recycled one when there is one).
+    mutating func takePath() -> [WriteTransaction.PathEntry] {
+        var path: [WriteTransaction.PathEntry] = []
+        swap(&path, &sparePath)
+        return path
+    }
+
+    /// Keeps `path` (emptied) for the next descent.
+    mutating func recycle(_ path: inout [WriteTransaction.PathEntry]) {
+        path.removeAll(keepingCapacity: true)
+        if path.capacity > sparePath.capacity { swap(&path, &sparePath) }
     }
 
     mutating func forget(root: UInt64) {
@@ -93,10 +137,11 @@ struct LeafHints {
 
 extension WriteTransaction {
     /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert into it.
+    /// Takes `path` (which is left empty). `index`: where the key looked up is or would go.
     @inline(__always)
-    func rememberLeaf(_ leaf: PageBuffer, path: [PathEntry], record: TreeRecord) {
-        leafHints.remember(LeafHint(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf,
-                                    leafNumber: leaf.number, path: path))
+    func rememberLeaf(_ leaf: PageBuffer, path: inout [PathEntry], record: TreeRecord, index: Int) {
+        leafHints.remember(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, path: &path, index: index)
+        leafHints.recycle(&path)
     }
 
     /// Forgets the hint of the tree whose root is `root` (before a split or a delete in it).
@@ -114,24 +159,33 @@ extension WriteTransaction {
     /// The hinted leaf and the position of `key` in it, if the hint is for the tree `record` and
     /// `key` belongs to that leaf; nil sends the insert down from the root.
     func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool)? {
-        guard let hint = leafHints.hint(root: record.root), hint.depth == record.depth,
-              hint.nestingDepth == nestingDepth, hint.leaf.nestingDepth == hint.nestingDepth,
-              hint.leaf.number == hint.leafNumber, access.dirty[hint.leafNumber] === hint.leaf else { return nil }
-        let page = try hint.leaf.page()
+        // The hint is read in place (`leafHints.hints[position]`), not copied.
+        guard let position = leafHints.position(root: record.root) else { return nil }
+        let leaf = leafHints.hints[position].leaf
+        let leafNumber = leafHints.hints[position].leafNumber
+        guard leafHints.hints[position].depth == record.depth, leafHints.hints[position].nestingDepth == nestingDepth,
+              leaf.nestingDepth == nestingDepth, leaf.number == leafNumber, access.dirty[leafNumber] === leaf else { return nil }
+        let page = try leaf.page()
         guard page.isLeaf, page.count > 0 else { return nil }
         // Keys in order compare with the last key only.
         let last = page.count - 1
         let afterLast = compareKeys(key, try page.leafKey(last))
         if afterLast > 0 {
-            if let upper = try hint.upperBound(), compareKeys(key, upper) >= 0 { return nil }
-            return (hint.leaf, page.count, false)
+            if let upper = try leafHints.hints[position].upperBound(), compareKeys(key, upper) >= 0 { return nil }
+            return (leaf, page.count, false)
         }
-        if afterLast == 0 { return (hint.leaf, last, true) }
+        if afterLast == 0 { return (leaf, last, true) }
+        // Where the last lookup in this leaf was, if the key is there (or goes there).
+        let guess = min(leafHints.hints[position].lastIndex, last)
+        let atGuess = compareKeys(key, try page.leafKey(guess))
+        if atGuess == 0 { return (leaf, guess, true) }
+        if atGuess < 0, guess > 0, compareKeys(key, try page.leafKey(guess - 1)) > 0 { return (leaf, guess, false) }
         if compareKeys(key, try page.leafKey(0)) < 0 {
-            if let lower = try hint.lowerBound(), compareKeys(key, lower) < 0 { return nil }
-            return (hint.leaf, 0, false)
+            if let lower = try leafHints.hints[position].lowerBound(), compareKeys(key, lower) < 0 { return nil }
+            return (leaf, 0, false)
         }
         let (index, exact) = try page.search(key)
-        return (hint.leaf, index, exact)
+        leafHints.setLastIndex(index, at: position)
+        return (leaf, index, exact)
     }
 }

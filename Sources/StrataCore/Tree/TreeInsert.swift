@@ -44,7 +44,7 @@ extension WriteTransaction {
 
     /// Touches the path from the root to the leaf for `key`. Returns the branch path and the leaf.
     func touchPath(_ record: inout TreeRecord, key: UnsafeRawBufferPointer) throws -> ([PathEntry], PageBuffer) {
-        var path: [PathEntry] = []
+        var path = leafHints.takePath()
         path.reserveCapacity(record.depth)
         var buffer = try touch(record.root)
         record.root = buffer.number
@@ -96,7 +96,7 @@ extension WriteTransaction {
             leafHintInserts &+= 1
             return exact
         }
-        let (path, leaf) = try touchPath(&record, key: key)
+        var (path, leaf) = try touchPath(&record, key: key)
         if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
             return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
@@ -104,11 +104,12 @@ extension WriteTransaction {
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
-            rememberLeaf(leaf, path: path, record: record)
+            rememberLeaf(leaf, path: &path, record: record, index: index)
         } else {
             let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
             try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,
                           path: path, record: &record)
+            leafHints.recycle(&path)
         }
         return exact
     }
@@ -186,43 +187,66 @@ extension WriteTransaction {
 
     /// Chooses how many of `sizes` (node + slot bytes, in order) stay on the left page.
     private func splitPoint(_ sizes: [Int], appending: Bool) -> Int {
-        // Sequential appends keep the left page full: fills and logs stay dense.
-        if appending { return sizes.count - 1 }
-        let total = sizes.reduce(0, +)
-        var prefix = 0
-        for (index, size) in sizes.enumerated() {
-            prefix += size
-            if prefix * 2 >= total { return max(1, min(index + 1, sizes.count - 1)) }
+        splitPoint(count: sizes.count, appending: appending) { sizes[$0] }
+    }
+
+    /// `splitPoint` of the sizes of a leaf's nodes (in `original`) with a node of `newSize` bytes
+    /// (node and slot) inserted at `index`, read from the page rather than an array.
+    private func leafSplitPoint(original: PageBuffer, count: Int, newSize: Int, insertAt index: Int) -> Int {
+        splitPoint(count: count + 1, appending: index == count) { position in
+            position == index ? newSize : original.nodeSize(position < index ? position : position - 1) + 2
         }
-        return sizes.count - 1
+    }
+
+    /// How many of `count` nodes, the one at position `p` taking `size(p)` bytes (node and
+    /// slot), stay on the left page.
+    @inline(__always)
+    private func splitPoint(count: Int, appending: Bool, size: (Int) -> Int) -> Int {
+        // Sequential appends keep the left page full: fills and logs stay dense.
+        if appending { return count - 1 }
+        var total = 0
+        for position in 0..<count { total += size(position) }
+        var prefix = 0
+        for position in 0..<count {
+            prefix += size(position)
+            if prefix * 2 >= total { return max(1, min(position + 1, count - 1)) }
+        }
+        return count - 1
     }
 
     private func splitLeaf(_ leaf: PageBuffer, insertAt index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                            overflowPage: UInt64?, path: [PathEntry], record: inout TreeRecord) throws {
         forgetLeafHint(root: record.root) // separators move (and the root may change)
+        let scratch = self.scratch
         scratch.copy(from: leaf.memory, renumberAs: leaf.number)
         let original = try scratch.page()
         let newSize = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: overflowPage != nil) + 2
-        var sizes = (0..<original.count).map { scratch.nodeSize($0) + 2 }
-        sizes.insert(newSize, at: index)
-        let leftCount = splitPoint(sizes, appending: index == original.count)
+        // The nodes in their new order are the original ones with the new one at `index`:
+        // position p holds the new node if p == index, else original node p (p < index) or p - 1.
+        // `leftCount` of them stay on the left (as `splitPoint` chooses, without an array of sizes).
+        let leftCount = leafSplitPoint(original: scratch, count: original.count, newSize: newSize, insertAt: index)
 
         let right = try newPage(kind: .leaf)
         record.leafPages &+= 1
         leaf.initializeTreePage(kind: .leaf)
-        for position in 0..<sizes.count {
-            let target = position < leftCount ? leaf : right
-            let slot = target.count
-            if position == index {
-                if let overflowPage {
-                    target.insertLeafOverflow(at: slot, key: key, valueLength: value.count, overflowPage: overflowPage)
-                } else {
-                    target.insertLeaf(at: slot, key: key, value: value)
-                }
-            } else {
-                try target.insertLeafNode(at: slot, from: original, node: position < index ? position : position - 1)
+        // Each half gets its positions in order: original nodes before the new one, the new one,
+        // then original nodes after it (copied verbatim, the header written once per run).
+        func fill(_ target: PageBuffer, positions: Range<Int>) throws {
+            if positions.lowerBound < index {
+                try target.appendLeafNodes(from: original, nodes: positions.lowerBound..<min(positions.upperBound, index))
             }
+            if positions.contains(index) {
+                if let overflowPage {
+                    target.insertLeafOverflow(at: target.count, key: key, valueLength: value.count, overflowPage: overflowPage)
+                } else {
+                    target.insertLeaf(at: target.count, key: key, value: value)
+                }
+            }
+            let after = max(positions.lowerBound, index + 1)
+            if after < positions.upperBound { try target.appendLeafNodes(from: original, nodes: (after - 1)..<(positions.upperBound - 1)) }
         }
+        try fill(leaf, positions: 0..<leftCount)
+        try fill(right, positions: leftCount..<(original.count + 1))
         let separator = Array(try right.page().leafKey(0))
         try insertSeparator(separator, right: right.number, path: path, record: &record)
     }

@@ -8,10 +8,14 @@ import Glibc
 /// a generation's cached catalog entries, the writer's memory of the catalog) compares names with
 /// `TreeName.same`; one that used `==` would hand one tree's state out for the other's.
 enum TreeName {
-    /// Whether `a` and `b` are the same catalog key (the same UTF-8 bytes).
+    /// Whether `a` and `b` are the same catalog key (the same UTF-8 bytes). Cheap in both usual
+    /// cases: the caller passes the very string it passed before (identical representations are
+    /// the same string), or a name of another length (a datastore's primary tree passed on the way
+    /// to its index trees).
     @inline(__always)
     static func same(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && sameBytes(a, b)
+        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+            || (a.utf8.count == b.utf8.count && sameBytes(a, b))
     }
 
     @inline(never)

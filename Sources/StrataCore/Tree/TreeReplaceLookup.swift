@@ -15,7 +15,15 @@ extension WriteTransaction {
     /// - Throws: what a put's descent throws (a damaged page, a finished transaction, a tree
     ///   of another transaction); a failure while copying the path fails the transaction, as
     ///   after a put that failed halfway.
+    /// (Inlinable, as `put`: the key's bytes are lent in the caller's module, specialized.)
+    @inlinable
     public func valueForReplacing(_ key: some BytesConvertible, in tree: Tree) throws -> ByteView? {
+        try key.withBytes { try valueForReplacing(bytes: $0, in: tree) }
+    }
+
+    /// `valueForReplacing` of a key lent for the call.
+    @usableFromInline
+    func valueForReplacing(bytes key: UnsafeRawBufferPointer, in tree: Tree) throws -> ByteView? {
         let index = try state(of: tree)
         var record = trees[index].record
         guard record.root != 0 else { return nil }
@@ -28,17 +36,15 @@ extension WriteTransaction {
                 trees[index].isDirty = true
             }
         }
-        return try key.withBytes { key in
-            guard key.count <= PageLayout.maximumKeySize(pageSize: pageSize) else { return nil }
-            return try modifying {
-                // Counted as a modification: open cursors must be positioned again, and a failure fails the transaction.
-                access.modificationCount += 1
-                let (path, leaf) = try touchPath(&record, key: key)
-                let page = try leaf.page()
-                let (position, exact) = try page.search(key)
-                rememberLeaf(leaf, path: path, record: record)
-                return exact ? try access.value(of: try page.leaf(position), in: page) : nil
-            }
+        guard key.count <= PageLayout.maximumKeySize(pageSize: pageSize) else { return nil }
+        return try modifying {
+            // Counted as a modification: open cursors must be positioned again, and a failure fails the transaction.
+            access.modificationCount += 1
+            var (path, leaf) = try touchPath(&record, key: key)
+            let page = try leaf.page()
+            let (position, exact) = try page.search(key)
+            rememberLeaf(leaf, path: &path, record: record, index: position)
+            return exact ? try access.value(of: try page.leaf(position), in: page) : nil
         }
     }
 }
