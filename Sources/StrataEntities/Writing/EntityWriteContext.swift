@@ -443,6 +443,9 @@ public final class EntityWriteContext: EntityReadContext {
             try check(references)
             var ids: [EntityReference: EntityID] = [:]
             ids.reserveCapacity(references.count)
+            // Room for every reference in the resolution memo too: growing it rehashes each
+            // entry (a string match and type) again.
+            resolved.reserveCapacity(resolved.count + references.count)
             for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
             return ids
         }
