@@ -244,6 +244,10 @@ struct RecordHeader: Equatable {
         try entryBytes.withUnsafeBytes { raw in try name.withUnsafeBytes { try Self.locate($0, in: raw) } }
     }
 
+    /// What `locateCurrent` returns for a key that sorts after every current entry: not found,
+    /// to go at the end (`setCurrent` appends it in place).
+    var endLocation: (span: Range<Int>, found: Bool) { (entryBytes.count..<entryBytes.count, false) }
+
     /// `withCurrentEntry(named:_:)` for the entry `locateCurrent` found (nil when it found none).
     func withCurrentEntry<Result>(at located: (span: Range<Int>, found: Bool), _ body: (StoredEntry?) throws -> Result) throws -> Result {
         guard located.found else { return try body(nil) }

@@ -487,7 +487,18 @@ public final class EntityWriteContext: EntityReadContext {
         try note(id, .created)
         createdEntities.insert(id)
         // In key order, so the history entries follow each other on the entity's leaf.
-        for (key, value) in properties.sorted(by: { $0.key < $1.key }) { try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true) }
+        // The header has no entries yet, and each key is appended after the one before: its place
+        // is the end, found without a search when its encoding sorts after the previous key's (the
+        // order of `String` is that of the encodings; checked, so a difference costs a search only).
+        var previous: [UInt8]?
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
+            let name = encodedName(key)
+            let sortsLast = previous.map { previous in
+                previous.withUnsafeBytes { before in name.withUnsafeBytes { RecordHeader.precedes(before, $0) } }
+            } ?? true
+            try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true, sortsLast: sortsLast)
+            previous = name
+        }
         try writeStaged(header: true)
     }
 
@@ -602,7 +613,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// `append`, but the history entry is staged (see `stagedEntity`): the caller writes it with
     /// `writeStaged` before it appends to another key of the entity that may already be staged,
     /// or reads the entity's history. Staging for another entity writes the staged entries first.
-    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
+    /// `sortsLast` (with `isNew`): the key sorts after every entry the header holds.
+    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
         if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
         let number = nameNumber(key)
         let name = names[number].encoded
@@ -613,7 +625,7 @@ public final class EntityWriteContext: EntityReadContext {
         // The entity is changed in place (`inout`): reading it out of the table would copy it.
         let (previous, isCurrent) = try bodyWriter.bytes.withUnsafeBytes { body in
             try Self.noteEntry(in: &known.values[slot], name: name, number: number, datestamp: entry.datestamp, sequence: sequence,
-                               body: body, isNew: isNew)
+                               body: body, isNew: isNew, sortsLast: sortsLast)
         }
         // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
@@ -657,13 +669,14 @@ public final class EntityWriteContext: EntityReadContext {
     /// the current entry (in the header, which is then written after the operation is done with
     /// the entity) unless a newer datestamp exists. Returns the key's current entry before this
     /// one (the entry it superseded when it is current; otherwise the newer entry that stays
-    /// current) and whether it is current. `isNew`: the key has no entry yet.
+    /// current) and whether it is current. `isNew`: the key has no entry yet; `sortsLast` (with
+    /// `isNew`): its key sorts after every entry of the header, so its place is the end.
     private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
-                                  body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
+                                  body: UnsafeRawBufferPointer, isNew: Bool, sortsLast: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
         // The previous current entry, read before the header changes: its datestamp decides
         // whether the new entry is current, and a value that may refer to entities (only those
         // are decoded) leaves the reverse index.
-        let located = try entity.header.locateCurrent(named: name)
+        let located = isNew && sortsLast ? entity.header.endLocation : try entity.header.locateCurrent(named: name)
         var previous: SupersededEntry?
         if !isNew {
             previous = try entity.header.withCurrentEntry(at: located) { stored in
