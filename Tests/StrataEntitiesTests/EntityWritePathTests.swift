@@ -5,8 +5,10 @@ import Testing
 @testable import StrataEntities
 
 /// The write paths that skip general machinery: an unlabelled entry's body written without the
-/// string encoder, and references hashed by their matched value alone (equal ones hash equally,
-/// and a bulk get-or-create of many names still resolves each to its own entity).
+/// string encoder, references hashed by their matched value alone (equal ones hash equally, and
+/// a bulk get-or-create of many names still resolves each to its own entity), and ascending
+/// equality queries by a prefix walk of the value index (damaged entries under the prefix get
+/// the general scan's answer: a typed error, or skipped).
 @Suite struct EntityWritePathTests {
     @Test func unlabelledBodiesAreTheGeneralEncoding() throws {
         let values: [EntityValue?] = [nil, .int(-3), .string(""), .string("a\u{0}b"), .double(.nan), .array([.bool(true)])]
@@ -58,5 +60,25 @@ import Testing
             for name in names.prefix(150) { #expect(again[.named(name, ofType: "item")] == ids[.named(name, ofType: "item")]) }
             #expect(tx.createdEntities.count == 10)
         }
+    }
+
+    @Test func damagedIndexEntriesUnderAnEqualityPrefixGetTheGeneralAnswer() throws {
+        let store = try EntityStore.inMemory()
+        let ids = try store.writeNow { tx in
+            try (0..<3).map { _ in try #require(try tx.resolve([.new("item", with: ["name": "Ada"])]).values.first) }
+        }
+        let prefix = EntityLayout.encodedName("name") + EntityValue.string("Ada").orderedBytes
+        func put(_ key: [UInt8], _ value: [UInt8]) throws {
+            try store.database.write { tx in try tx.put(key, value, in: try tx.tree(EntityLayout.values)) }
+        }
+        // A key with bytes after the value (no writer makes one) sorts after the plain entries
+        // and is skipped, as the general scan skips it; with a limit the walk stops before it.
+        try put(prefix + [7] + EntityLayout.sequenceBytes(1), ids[0].bytes)
+        #expect(try store.readNow { try $0.entities(where: "name", equals: "Ada") } == ids)
+        #expect(try store.readNow { try $0.entities(where: "name", equals: "Ada", limit: 2) } == Array(ids.prefix(2)))
+        // An identifier of the wrong length: corrupt, from either path.
+        try put(prefix + EntityLayout.sequenceBytes(0), [1, 2, 3])
+        #expect(throws: EntityError.self) { try store.readNow { try $0.entities(where: "name", equals: "Ada") } }
+        #expect(throws: EntityError.self) { try store.writeNow { tx in try tx.resolve([.named("Ada", ofType: "item").createIfMissing()]) } }
     }
 }
