@@ -21,7 +21,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// No runtime exclusivity checks on this and the other per-append buffers below (several
     /// accesses per append): only the thread running the transaction touches the context, and
     /// no closure that accesses one runs inside another access to it.
-    @exclusivity(unchecked) private var known: [EntityID: KnownEntity] = [:]
+    /// Starts with room for `knownCapacity` entities: a bulk write meets one entity after
+    /// another, and each growth of the table moved every entity it held (their headers too).
+    @exclusivity(unchecked) private var known = [EntityID: KnownEntity](minimumCapacity: knownCapacity)
+    private static let knownCapacity = 128
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
     /// While an import runs, the targets of relationships that became current: they are checked
