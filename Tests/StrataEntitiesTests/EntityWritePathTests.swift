@@ -4,7 +4,8 @@ import StrataCore
 import Testing
 @testable import StrataEntities
 
-/// The write paths that skip general machinery: an unlabelled entry's body written without the
+/// The write paths that skip general machinery: keys and entries appended in one piece through a
+/// cursor (the same bytes as part by part), an unlabelled entry's body written without the
 /// string encoder, references hashed by their matched value alone (equal ones hash equally, and
 /// a bulk get-or-create of many names still resolves each to its own entity), and ascending
 /// equality queries by a prefix walk of the value index (damaged entries under the prefix get
@@ -80,5 +81,34 @@ import Testing
         try put(prefix + EntityLayout.sequenceBytes(0), [1, 2, 3])
         #expect(throws: EntityError.self) { try store.readNow { try $0.entities(where: "name", equals: "Ada") } }
         #expect(throws: EntityError.self) { try store.writeNow { tx in try tx.resolve([.named("Ada", ofType: "item").createIfMissing()]) } }
+    }
+
+    @Test func partsAppendedInOnePieceAreThePartByPartBytes() {
+        let id = EntityID()
+        let dates = [Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: -1.5), .distantFuture,
+                     Date(timeIntervalSinceReferenceDate: .infinity), Date(timeIntervalSinceReferenceDate: .nan)]
+        for (index, date) in dates.enumerated() {
+            let name = EntityLayout.encodedName("key\(index)")
+            let body: [UInt8] = Array(repeating: UInt8(index), count: index * 3)
+            var byParts: [UInt8] = [9]
+            byParts.appendID(id)
+            byParts.appendBytes(name)
+            byParts.appendOrderedDate(date)
+            byParts.appendBigEndian(UInt64(index) << 40 | 7)
+            byParts.append(1)
+            byParts.appendBigEndian(UInt32(body.count))
+            byParts.appendBytes(body)
+            var inOnePiece: [UInt8] = [9]
+            inOnePiece.appendParts(count: 16 + name.count + 8 + 8 + 1 + 4 + body.count) { cursor in
+                cursor.writeID(id)
+                cursor.write(name)
+                cursor.writeOrderedDate(date)
+                cursor.writeBigEndian(UInt64(index) << 40 | 7)
+                cursor.writeByte(1)
+                cursor.writeBigEndian(UInt32(body.count))
+                body.withUnsafeBytes { cursor.write($0) }
+            }
+            #expect(inOnePiece == byParts, "\(date)")
+        }
     }
 }

@@ -200,15 +200,17 @@ struct RecordHeader: Equatable {
 
     /// Appends the stored form of a current entry (`body` nil: kept in the history only).
     private static func appendEntry(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer?, to bytes: inout [UInt8]) {
-        bytes.appendBytes(name)
-        bytes.appendOrderedDate(datestamp)
-        bytes.appendBigEndian(sequence)
-        if let body {
-            bytes.append(inlineMark)
-            bytes.appendBigEndian(UInt32(body.count))
-            bytes.appendBytes(body)
-        } else {
-            bytes.append(historyMark)
+        bytes.appendParts(count: name.count + 17 + (body.map { 4 + $0.count } ?? 0)) { cursor in
+            cursor.write(name)
+            cursor.writeOrderedDate(datestamp)
+            cursor.writeBigEndian(sequence)
+            if let body {
+                cursor.writeByte(inlineMark)
+                cursor.writeBigEndian(UInt32(body.count))
+                cursor.write(body)
+            } else {
+                cursor.writeByte(historyMark)
+            }
         }
     }
 

@@ -632,12 +632,14 @@ public final class EntityWriteContext: EntityReadContext {
         }
         // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
-        stagedBytes.appendID(id)
-        stagedBytes.appendBytes(name)
-        stagedBytes.appendOrderedDate(entry.datestamp)
-        stagedBytes.appendBigEndian(sequence)
-        let keyEnd = stagedBytes.count
-        stagedBytes.appendBytes(bodyWriter.bytes)
+        let keyEnd = stagedBytes.count + 32 + name.count
+        stagedBytes.appendParts(count: 32 + name.count + bodyWriter.bytes.count) { cursor in
+            cursor.writeID(id)
+            cursor.write(name)
+            cursor.writeOrderedDate(entry.datestamp)
+            cursor.writeBigEndian(sequence)
+            cursor.write(bodyWriter.bytes)
+        }
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
@@ -722,12 +724,15 @@ public final class EntityWriteContext: EntityReadContext {
         let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
         let truncated = valueWriter.bytes.count > room
         let start = indexBytes.count
-        indexBytes.appendBytes(name)
-        if truncated { indexBytes.append(contentsOf: valueWriter.bytes[..<room]) } else { indexBytes.appendBytes(valueWriter.bytes) }
-        indexBytes.appendBigEndian(sequence)
-        let keyEnd = indexBytes.count
-        indexBytes.appendID(id)
-        if truncated { indexBytes.append(EntityLayout.truncatedMark) }
+        let indexed = truncated ? room : valueWriter.bytes.count
+        let keyEnd = start + name.count + indexed + EntityLayout.sequenceBytes
+        indexBytes.appendParts(count: keyEnd - start + 16 + (truncated ? 1 : 0)) { cursor in
+            cursor.write(name)
+            valueWriter.bytes.withUnsafeBytes { cursor.write(UnsafeRawBufferPointer(rebasing: $0[..<indexed])) }
+            cursor.writeBigEndian(sequence)
+            cursor.writeID(id)
+            if truncated { cursor.writeByte(EntityLayout.truncatedMark) }
+        }
         let head = indexBytes.withUnsafeBytes { raw in
             var words: (UInt64, UInt64) = (0, 0)
             withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<min(keyEnd, start + 16)])) }
