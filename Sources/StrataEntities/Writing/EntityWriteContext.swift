@@ -514,42 +514,56 @@ public final class EntityWriteContext: EntityReadContext {
     ///   refers to an entity that does not exist); the size errors before anything is written.
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation { try setEach(references.lazy.map { ($0, properties) }, at: datestamp) }
+        try operation {
+            // By index, not through a sequence of (reference, properties) pairs: each pair was a
+            // copy of both (retains and releases) per reference, twice.
+            // The keys after the first reference (the order of the checks decides which error a
+            // change with several bad names gets, as in the other form); with none, none.
+            for index in references.indices {
+                try check(references[index])
+                if index == references.startIndex { for key in properties.keys { try checkKey(key) } }
+            }
+            var ids: [EntityReference: EntityID] = [:]
+            for index in references.indices { try setOne(properties, of: references[index], at: datestamp, into: &ids) }
+            return ids
+        }
     }
 
     /// Sets different properties on each entity (see `set(_:of:at:)`).
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation { try setEach(changes.lazy.map { ($0.key, $0.value) }, at: datestamp) }
+        try operation {
+            for (reference, properties) in changes {
+                try check(reference)
+                for key in properties.keys { try checkKey(key) }
+            }
+            var ids: [EntityReference: EntityID] = [:]
+            for (reference, properties) in changes { try setOne(properties, of: reference, at: datestamp, into: &ids) }
+            return ids
+        }
     }
 
-    /// Both `set` forms: every name is checked before anything is written, then the changes are
-    /// applied in order (a reference met again is skipped: the first one wins).
-    private func setEach<Changes: Sequence>(_ changes: Changes, at datestamp: Date?) throws -> [EntityReference: EntityID]
-    where Changes.Element == (EntityReference, [String: EntityValue]) {
-        for (reference, properties) in changes {
-            try check(reference)
-            for key in properties.keys { try checkKey(key) }
-        }
+    /// One change of the `set` forms (every name checked before the first): applied unless its
+    /// reference is in `ids` already (a reference met again is skipped: the first one wins),
+    /// then the entity is noted in `ids`. (`ids` not reserved: `reserveCapacity` runs
+    /// unspecialized, and most sets name a few entities.)
+    private func setOne(_ properties: [String: EntityValue], of reference: EntityReference, at datestamp: Date?,
+                        into ids: inout [EntityReference: EntityID]) throws {
+        guard ids.isEmpty || ids[reference] == nil else { return }
         let stamp = datestamp ?? self.datestamp
-        // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
-        var ids: [EntityReference: EntityID] = [:]
-        for (reference, properties) in changes where ids.isEmpty || ids[reference] == nil {
-            let id: EntityID
-            if case .id(let direct) = reference.match, !properties.isEmpty {
-                try readHeaderForWriting(direct)
-                // What `require` would find (an identifier resolves to itself when its entity is
-                // live), without copying the header out of the table.
-                if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
-            } else {
-                id = try require(reference)
-            }
-            // Distinct keys: staged together, written after the entity's header.
-            for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
-            try writeStaged(header: true)
-            ids[reference] = id
+        let id: EntityID
+        if case .id(let direct) = reference.match, !properties.isEmpty {
+            try readHeaderForWriting(direct)
+            // What `require` would find (an identifier resolves to itself when its entity is
+            // live), without copying the header out of the table.
+            if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
+        } else {
+            id = try require(reference)
         }
-        return ids
+        // Distinct keys: staged together, written after the entity's header.
+        for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+        try writeStaged(header: true)
+        ids[reference] = id
     }
 
     /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
