@@ -200,15 +200,17 @@ struct RecordHeader: Equatable {
 
     /// Appends the stored form of a current entry (`body` nil: kept in the history only).
     private static func appendEntry(name: [UInt8], datestamp: Date, sequence: UInt64, body: UnsafeRawBufferPointer?, to bytes: inout [UInt8]) {
-        bytes.appendBytes(name)
-        bytes.appendOrderedDate(datestamp)
-        bytes.appendBigEndian(sequence)
-        if let body {
-            bytes.append(inlineMark)
-            bytes.appendBigEndian(UInt32(body.count))
-            bytes.appendBytes(body)
-        } else {
-            bytes.append(historyMark)
+        bytes.appendParts(count: name.count + 17 + (body.map { 4 + $0.count } ?? 0)) { cursor in
+            cursor.write(name)
+            cursor.writeOrderedDate(datestamp)
+            cursor.writeBigEndian(sequence)
+            if let body {
+                cursor.writeByte(inlineMark)
+                cursor.writeBigEndian(UInt32(body.count))
+                cursor.write(body)
+            } else {
+                cursor.writeByte(historyMark)
+            }
         }
     }
 
@@ -243,6 +245,10 @@ struct RecordHeader: Equatable {
     func locateCurrent(named name: [UInt8]) throws -> (span: Range<Int>, found: Bool) {
         try entryBytes.withUnsafeBytes { raw in try name.withUnsafeBytes { try Self.locate($0, in: raw) } }
     }
+
+    /// What `locateCurrent` returns for a key that sorts after every current entry: not found,
+    /// to go at the end (`setCurrent` appends it in place).
+    var endLocation: (span: Range<Int>, found: Bool) { (entryBytes.count..<entryBytes.count, false) }
 
     /// `withCurrentEntry(named:_:)` for the entry `locateCurrent` found (nil when it found none).
     func withCurrentEntry<Result>(at located: (span: Range<Int>, found: Bool), _ body: (StoredEntry?) throws -> Result) throws -> Result {

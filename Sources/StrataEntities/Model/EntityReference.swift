@@ -66,20 +66,11 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         EntityReference(match: match, type: type ?? self.type, createsIfMissing: true, initialProperties: properties)
     }
 
-    /// Hashes what finds the entity (match and type; for an identifier, the identifier), not the
+    /// Hashes part of what finds the entity (the identifier, or the matched value), not the
     /// creation details: references are dictionary keys of every bulk result, and hashing the
     /// initial properties cost more than the lookup. Equal references still hash equally (`==`
     /// compares every field).
-    public func hash(into hasher: inout Hasher) {
-        switch match {
-        // The identifier alone (two words): equal references have equal types too, and bulk
-        // reads by identifier hash every reference into and out of their result.
-        case .id(let id): id.hash(into: &hasher)
-        case .property:
-            hasher.combine(match)
-            hasher.combine(type)
-        }
-    }
+    public func hash(into hasher: inout Hasher) { match.hashIdentity(into: &hasher) }
 
     /// What identifies the entity within one operation (the memo key of resolution).
     var identity: Identity { Identity(match: match, type: type) }
@@ -87,6 +78,9 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
     struct Identity: Hashable {
         let match: Match
         let type: String?
+
+        /// The match's part only (see `Match.hashIdentity`); `==` compares both fields.
+        func hash(into hasher: inout Hasher) { match.hashIdentity(into: &hasher) }
     }
 
     /// `reference to <id>` or `reference where <key> == <value>`, with the type when there is one.
@@ -95,6 +89,20 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         switch match {
         case .id(let id): return "reference to \(id)\(typed)"
         case .property(let key, let value): return "reference where \(key) == \(value)\(typed)"
+        }
+    }
+}
+
+extension EntityReference.Match {
+    /// Hashes the identifier (two words), or the matched value alone: equal matches have equal
+    /// values, so equal references (and identities) still hash equally. Why not the key and the
+    /// type too: a bulk get-or-create names one key and one type for every reference, so they
+    /// tell no two references apart, and hashing the two strings (on every insertion into the
+    /// result and the resolution memo, and again whenever those grow) cost more than the value.
+    func hashIdentity(into hasher: inout Hasher) {
+        switch self {
+        case .id(let id): id.hash(into: &hasher)
+        case .property(_, let value): value.hash(into: &hasher)
         }
     }
 }

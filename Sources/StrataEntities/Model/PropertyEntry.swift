@@ -31,7 +31,12 @@ extension PropertyEntry {
     /// tombstone tag. The datestamp lives in the key (history) or in front of the body (the
     /// current entries a `RecordHeader` keeps).
     func encodeBody(into writer: inout OrderedKeyWriter) {
-        writer.write(type ?? "")
+        // An unlabelled entry (almost every one) writes the encoding of "" (its terminator)
+        // directly: the string encoder normalizes and escapes even an empty string.
+        if let type { writer.write(type) } else {
+            writer.writeByte(0)
+            writer.writeByte(0)
+        }
         if let value { EntityValueCoding.encode(value, into: &writer) } else { writer.writeByte(EntityValueCoding.tombstoneTag) }
     }
 

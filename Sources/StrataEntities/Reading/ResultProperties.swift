@@ -45,7 +45,8 @@ struct ResultProperties {
 
     /// Sets the value of key number `key` (each key at most once per record).
     mutating func set(_ entry: consuming PropertyEntry, forKey key: Int) {
-        current.values[positions[key]] = entry
+        // Moved in, not copied (a copy and a destroy of the entry per value).
+        current.values[positions[key]] = consume entry
         if !isSet[key] {
             isSet[key] = true
             setCount += 1

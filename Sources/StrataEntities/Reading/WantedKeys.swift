@@ -74,7 +74,10 @@ struct WantedKeys {
                         defer { start = end }
                         if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
                         let length = end - start
-                        if length <= total - offset, memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
+                        // The first bytes first: most entries differ from most wanted keys there,
+                        // and that comparison is cheaper than a call of `memcmp`.
+                        if length <= total - offset, base.load(fromByteOffset: offset, as: UInt8.self) == wanted[start],
+                           memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
                             matched = index
                             offset += length
                             break

@@ -21,7 +21,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// No runtime exclusivity checks on this and the other per-append buffers below (several
     /// accesses per append): only the thread running the transaction touches the context, and
     /// no closure that accesses one runs inside another access to it.
-    @exclusivity(unchecked) private var known: [EntityID: KnownEntity] = [:]
+    /// Starts with room for `knownCapacity` entities: a bulk write meets one entity after
+    /// another, and each growth of the table moved every entity it held (their headers too).
+    @exclusivity(unchecked) private var known = [EntityID: KnownEntity](minimumCapacity: knownCapacity)
+    private static let knownCapacity = 128
     /// The entities this transaction created (by get-or-create references or imports).
     public private(set) var createdEntities: Set<EntityID> = []
     /// While an import runs, the targets of relationships that became current: they are checked
@@ -443,6 +446,9 @@ public final class EntityWriteContext: EntityReadContext {
             try check(references)
             var ids: [EntityReference: EntityID] = [:]
             ids.reserveCapacity(references.count)
+            // Room for every reference in the resolution memo too: growing it rehashes each
+            // entry (a string match and type) again.
+            resolved.reserveCapacity(resolved.count + references.count)
             for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
             return ids
         }
@@ -484,7 +490,18 @@ public final class EntityWriteContext: EntityReadContext {
         try note(id, .created)
         createdEntities.insert(id)
         // In key order, so the history entries follow each other on the entity's leaf.
-        for (key, value) in properties.sorted(by: { $0.key < $1.key }) { try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true) }
+        // The header has no entries yet, and each key is appended after the one before: its place
+        // is the end, found without a search when its encoding sorts after the previous key's (the
+        // order of `String` is that of the encodings; checked, so a difference costs a search only).
+        var previous: [UInt8]?
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
+            let name = encodedName(key)
+            let sortsLast = previous.map { previous in
+                previous.withUnsafeBytes { before in name.withUnsafeBytes { RecordHeader.precedes(before, $0) } }
+            } ?? true
+            try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true, sortsLast: sortsLast)
+            previous = name
+        }
         try writeStaged(header: true)
     }
 
@@ -497,42 +514,56 @@ public final class EntityWriteContext: EntityReadContext {
     ///   refers to an entity that does not exist); the size errors before anything is written.
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation { try setEach(references.lazy.map { ($0, properties) }, at: datestamp) }
+        try operation {
+            // By index, not through a sequence of (reference, properties) pairs: each pair was a
+            // copy of both (retains and releases) per reference, twice.
+            // The keys after the first reference (the order of the checks decides which error a
+            // change with several bad names gets, as in the other form); with none, none.
+            for index in references.indices {
+                try check(references[index])
+                if index == references.startIndex { for key in properties.keys { try checkKey(key) } }
+            }
+            var ids: [EntityReference: EntityID] = [:]
+            for index in references.indices { try setOne(properties, of: references[index], at: datestamp, into: &ids) }
+            return ids
+        }
     }
 
     /// Sets different properties on each entity (see `set(_:of:at:)`).
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
-        try operation { try setEach(changes.lazy.map { ($0.key, $0.value) }, at: datestamp) }
+        try operation {
+            for (reference, properties) in changes {
+                try check(reference)
+                for key in properties.keys { try checkKey(key) }
+            }
+            var ids: [EntityReference: EntityID] = [:]
+            for (reference, properties) in changes { try setOne(properties, of: reference, at: datestamp, into: &ids) }
+            return ids
+        }
     }
 
-    /// Both `set` forms: every name is checked before anything is written, then the changes are
-    /// applied in order (a reference met again is skipped: the first one wins).
-    private func setEach<Changes: Sequence>(_ changes: Changes, at datestamp: Date?) throws -> [EntityReference: EntityID]
-    where Changes.Element == (EntityReference, [String: EntityValue]) {
-        for (reference, properties) in changes {
-            try check(reference)
-            for key in properties.keys { try checkKey(key) }
-        }
+    /// One change of the `set` forms (every name checked before the first): applied unless its
+    /// reference is in `ids` already (a reference met again is skipped: the first one wins),
+    /// then the entity is noted in `ids`. (`ids` not reserved: `reserveCapacity` runs
+    /// unspecialized, and most sets name a few entities.)
+    private func setOne(_ properties: [String: EntityValue], of reference: EntityReference, at datestamp: Date?,
+                        into ids: inout [EntityReference: EntityID]) throws {
+        guard ids.isEmpty || ids[reference] == nil else { return }
         let stamp = datestamp ?? self.datestamp
-        // Not reserved: `reserveCapacity` runs unspecialized, and most sets name a few entities.
-        var ids: [EntityReference: EntityID] = [:]
-        for (reference, properties) in changes where ids.isEmpty || ids[reference] == nil {
-            let id: EntityID
-            if case .id(let direct) = reference.match, !properties.isEmpty {
-                try readHeaderForWriting(direct)
-                // What `require` would find (an identifier resolves to itself when its entity is
-                // live), without copying the header out of the table.
-                if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
-            } else {
-                id = try require(reference)
-            }
-            // Distinct keys: staged together, written after the entity's header.
-            for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
-            try writeStaged(header: true)
-            ids[reference] = id
+        let id: EntityID
+        if case .id(let direct) = reference.match, !properties.isEmpty {
+            try readHeaderForWriting(direct)
+            // What `require` would find (an identifier resolves to itself when its entity is
+            // live), without copying the header out of the table.
+            if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { id = direct } else { id = try require(reference) }
+        } else {
+            id = try require(reference)
         }
-        return ids
+        // Distinct keys: staged together, written after the entity's header.
+        for (key, value) in properties { try stage(PropertyEntry(value, datestamp: stamp), key: key, to: id) }
+        try writeStaged(header: true)
+        ids[reference] = id
     }
 
     /// Appends full entries (value or removal, datestamp, semantic type label) to the entity's
@@ -599,7 +630,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// `append`, but the history entry is staged (see `stagedEntity`): the caller writes it with
     /// `writeStaged` before it appends to another key of the entity that may already be staged,
     /// or reads the entity's history. Staging for another entity writes the staged entries first.
-    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
+    /// `sortsLast` (with `isNew`): the key sorts after every entry the header holds.
+    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
         if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
         let number = nameNumber(key)
         let name = names[number].encoded
@@ -610,16 +642,18 @@ public final class EntityWriteContext: EntityReadContext {
         // The entity is changed in place (`inout`): reading it out of the table would copy it.
         let (previous, isCurrent) = try bodyWriter.bytes.withUnsafeBytes { body in
             try Self.noteEntry(in: &known.values[slot], name: name, number: number, datestamp: entry.datestamp, sequence: sequence,
-                               body: body, isNew: isNew)
+                               body: body, isNew: isNew, sortsLast: sortsLast)
         }
         // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
         stagedEntity = id
-        stagedBytes.appendID(id)
-        stagedBytes.appendBytes(name)
-        stagedBytes.appendOrderedDate(entry.datestamp)
-        stagedBytes.appendBigEndian(sequence)
-        let keyEnd = stagedBytes.count
-        stagedBytes.appendBytes(bodyWriter.bytes)
+        let keyEnd = stagedBytes.count + 32 + name.count
+        stagedBytes.appendParts(count: 32 + name.count + bodyWriter.bytes.count) { cursor in
+            cursor.writeID(id)
+            cursor.write(name)
+            cursor.writeOrderedDate(entry.datestamp)
+            cursor.writeBigEndian(sequence)
+            cursor.write(bodyWriter.bytes)
+        }
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
@@ -654,13 +688,14 @@ public final class EntityWriteContext: EntityReadContext {
     /// the current entry (in the header, which is then written after the operation is done with
     /// the entity) unless a newer datestamp exists. Returns the key's current entry before this
     /// one (the entry it superseded when it is current; otherwise the newer entry that stays
-    /// current) and whether it is current. `isNew`: the key has no entry yet.
+    /// current) and whether it is current. `isNew`: the key has no entry yet; `sortsLast` (with
+    /// `isNew`): its key sorts after every entry of the header, so its place is the end.
     private static func noteEntry(in entity: inout KnownEntity, name: [UInt8], number: Int, datestamp: Date, sequence: UInt64,
-                                  body: UnsafeRawBufferPointer, isNew: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
+                                  body: UnsafeRawBufferPointer, isNew: Bool, sortsLast: Bool) throws -> (previous: SupersededEntry?, isCurrent: Bool) {
         // The previous current entry, read before the header changes: its datestamp decides
         // whether the new entry is current, and a value that may refer to entities (only those
         // are decoded) leaves the reverse index.
-        let located = try entity.header.locateCurrent(named: name)
+        let located = isNew && sortsLast ? entity.header.endLocation : try entity.header.locateCurrent(named: name)
         var previous: SupersededEntry?
         if !isNew {
             previous = try entity.header.withCurrentEntry(at: located) { stored in
@@ -703,12 +738,15 @@ public final class EntityWriteContext: EntityReadContext {
         let room = maximumKeySize - name.count - EntityLayout.sequenceBytes
         let truncated = valueWriter.bytes.count > room
         let start = indexBytes.count
-        indexBytes.appendBytes(name)
-        if truncated { indexBytes.append(contentsOf: valueWriter.bytes[..<room]) } else { indexBytes.appendBytes(valueWriter.bytes) }
-        indexBytes.appendBigEndian(sequence)
-        let keyEnd = indexBytes.count
-        indexBytes.appendID(id)
-        if truncated { indexBytes.append(EntityLayout.truncatedMark) }
+        let indexed = truncated ? room : valueWriter.bytes.count
+        let keyEnd = start + name.count + indexed + EntityLayout.sequenceBytes
+        indexBytes.appendParts(count: keyEnd - start + 16 + (truncated ? 1 : 0)) { cursor in
+            cursor.write(name)
+            valueWriter.bytes.withUnsafeBytes { cursor.write(UnsafeRawBufferPointer(rebasing: $0[..<indexed])) }
+            cursor.writeBigEndian(sequence)
+            cursor.writeID(id)
+            if truncated { cursor.writeByte(EntityLayout.truncatedMark) }
+        }
         let head = indexBytes.withUnsafeBytes { raw in
             var words: (UInt64, UInt64) = (0, 0)
             withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start..<min(keyEnd, start + 16)])) }
