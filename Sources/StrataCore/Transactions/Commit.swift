@@ -75,9 +75,10 @@ extension WriteTransaction {
         guard !access.dirty.isEmpty || !allocator.freed.isEmpty else { return }
         // 2. The free list last: recording it is the final change to any tree.
         try saveFreeList()
-        let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
+        var meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
                             formatVersion: database.pageChecksum.formatVersion)
+        meta.carried = allocator.carriedOut
         try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
         session.keepLastCommit(&access.dirty)
@@ -129,7 +130,8 @@ extension Database {
         }
         if let last = runs.last { try io.writeGathered(run, at: last.first * UInt64(pageSize)) }
         // 5. A commit too large to verify at open syncs its pages now and names none.
-        if runs.count <= MetaPage.runCapacity(pageSize: pageSize) && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
+        if runs.count <= MetaPage.runCapacity(pageSize: pageSize, carriedWords: meta.carried.wordCount)
+            && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
             meta.pageRuns = runs
             meta.pageDigest = digest
         } else if syncs {
