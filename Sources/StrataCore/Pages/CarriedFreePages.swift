@@ -50,7 +50,7 @@ struct CarriedFreePages: Equatable, Sendable {
 
     private static let headerFlag: UInt64 = 1 << 63
 
-    private static func checksumSeed(_ transactionID: UInt64) -> UInt64 { Checksum.seed ^ transactionID ^ 0xCA22_1ED0_F8EE_0000 }
+    static func checksumSeed(_ transactionID: UInt64) -> UInt64 { Checksum.seed ^ transactionID ^ 0xCA22_1ED0_F8EE_0000 }
 
     /// Adds a group, keeping `groups` ascending; a group of a `freedBy` already present merges
     /// into it (pages stay ascending). Pages must not be in the list already.
