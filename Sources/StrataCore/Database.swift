@@ -363,17 +363,23 @@ public final class Database: Sendable {
     /// retries), and remembers it for the other readers of that generation.
     func validatedState(generation: UInt64) throws -> GenerationState? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
-        return withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
+        return withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 8) { copy in
             // The writer can be rewriting this very slot: a slow reader may still be here when
             // the writer commits g+1 and then g+2, which reuses the slot of g. The copy is
             // therefore taken first and trusted only if its checksum validates and it names
             // `generation` itself; a torn copy or a newer meta fails that check and the caller
             // retries on the generation then published. A published generation was synced
             // before it was published: its page list (not copied) needs no verification. A meta
-            // of another format than the store's was forged (`PageLayout`): never accepted.
-            memcpy(copy.baseAddress!, metaBase + Int(generation % 2) * pageSize, MetaPage.encodedSize)
-            guard case .success(let meta) = MetaPage.decode(UnsafeRawBufferPointer(copy), slot: generation % 2),
-                  meta.transactionID == generation, meta.pageChecksum == pageChecksum else { return nil }
+            // of another format than the store's was forged (`PageLayout`): never accepted. The
+            // carried free pages are copied after the fixed part; their own checksum, seeded by
+            // the generation, fails if the slot was rewritten in between.
+            let slot = metaBase + Int(generation % 2) * pageSize
+            memcpy(copy.baseAddress!, slot, MetaPage.encodedSize)
+            guard case .success(let fixed) = MetaPage.decode(UnsafeRawBufferPointer(rebasing: copy[0..<MetaPage.encodedSize]), slot: generation % 2),
+                  fixed.transactionID == generation, fixed.pageChecksum == pageChecksum,
+                  let block = MetaPage.carriedBlock(UnsafeRawBufferPointer(copy), pageSize: pageSize) else { return nil }
+            memcpy(copy.baseAddress! + block.offset, slot + block.offset, block.count)
+            guard case .success(let meta) = fixed.decodingCarried(UnsafeRawBufferPointer(copy)) else { return nil }
             return snapshots.remember(meta)
         }
     }
@@ -474,6 +480,11 @@ public final class Database: Sendable {
         let access = PageAccess(pageSize: pageSize, pageChecksum: pageChecksum, base: mapBase, committedPageCount: base.pageCount,
                                 mapping: mapping, isWritable: true, verifiesChecksums: options.verifyChecksums)
         access.dirty = writer.takeDirtyTable()
-        return WriteTransaction(database: self, session: writer, access: access, base: base, reuseLimit: limit)
+        let transaction = WriteTransaction(database: self, session: writer, access: access, base: base, reuseLimit: limit)
+        do { try transaction.takeCarriedFreePages() } catch {
+            transaction.end() // the caller releases the writer
+            throw error
+        }
+        return transaction
     }
 }

@@ -97,6 +97,8 @@ import Testing
             base.storeBytes(of: transaction, toByteOffset: MetaPage.Offset.transactionID, as: UInt64.self)
             // A meta naming no pages passes verification at open whatever its commit wrote.
             base.storeBytes(of: UInt32(0), toByteOffset: MetaPage.Offset.runCount, as: UInt32.self)
+            // Nor carry free pages (their checksum is seeded by the transaction id).
+            base.storeBytes(of: UInt32(0), toByteOffset: MetaPage.Offset.carriedWordCount, as: UInt32.self)
             base.storeBytes(of: UInt64(0), toByteOffset: MetaPage.Offset.pageDigest, as: UInt64.self)
             let list = Checksum.hash(base + MetaPage.Offset.pageDigest, count: 8, seed: Checksum.seed ^ transaction)
             base.storeBytes(of: list, toByteOffset: MetaPage.Offset.runChecksum, as: UInt64.self)

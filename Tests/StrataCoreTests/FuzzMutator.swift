@@ -12,8 +12,8 @@ struct FuzzRecipe: Sendable, CustomStringConvertible {
 enum FuzzBase: String, Sendable, CaseIterable {
     /// One tree of ten entries: the root is a leaf.
     case small
-    /// Trees of depth 2 and 3, overflow values, a dropped tree (so the free list has entries) and
-    /// three generations.
+    /// Trees of depth 2 and 3, overflow values, a dropped tree (so the free list has entries),
+    /// then small commits (so the newest metas carry free pages).
     case multi
 }
 
@@ -75,6 +75,7 @@ struct FuzzTemplate: Sendable {
                     let u = try tx.createTree("u")
                     for i in 0..<300 { try tx.put("u \(i)", [UInt8](repeating: 2, count: 30), in: u) }
                 }
+                for i in 0..<3 { try db.write { tx in try tx.put(String(format: "key %05d", i * 401 + 1), "small commit \(i)", in: try tx.tree("t")) } }
             }
         }
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/data")))
@@ -137,7 +138,7 @@ struct FuzzTemplate: Sendable {
 struct FuzzMutator {
     enum Mutation: String, CaseIterable {
         case bitFlips, byteSmash, truncate, swapPages, copyPage, zeroPage, forgeHeader, forgeNode, duplicateSlot,
-             cycle, forgeMeta, forgeCatalogRecord, forgeFreeList, forgeOverflow, forgePageList
+             cycle, forgeMeta, forgeCatalogRecord, forgeFreeList, forgeOverflow, forgePageList, forgeCarriedFreePages
     }
 
     let template: FuzzTemplate
@@ -226,6 +227,27 @@ struct FuzzMutator {
             Checksum.hash($0.baseAddress! + start + MetaPage.Offset.pageDigest, count: 8 + 8 * count, seed: Checksum.seed ^ transaction)
         }
         store64(sum, start + MetaPage.Offset.runChecksum)
+    }
+
+    /// Where a meta's carried free pages start (their checksum word) and how many words it
+    /// announces, capped at what fits.
+    private func carriedBlock(_ slot: Int) -> (start: Int, words: Int) {
+        let start = slot * pageSize
+        let runs = min(Int(load(start + MetaPage.Offset.runCount, width: 4)), MetaPage.runCapacity(pageSize: pageSize))
+        let block = start + MetaPage.encodedSize + 8 * runs
+        let words = min(Int(load(start + MetaPage.Offset.carriedWordCount, width: 4)), (start + pageSize - block) / 8 - 1)
+        return (block, max(0, words))
+    }
+
+    /// Recomputes the checksum of a meta's carried free pages over the words it announces.
+    private mutating func resealCarried(_ slot: Int) {
+        let (block, words) = carriedBlock(slot)
+        guard block + 8 + 8 * words <= bytes.count else { return }
+        let transaction = load64(slot * pageSize + MetaPage.Offset.transactionID)
+        let sum = bytes.withUnsafeBytes {
+            Checksum.hash($0.baseAddress! + block + 8, count: 8 * words, seed: CarriedFreePages.checksumSeed(transaction))
+        }
+        store64(sum, block)
     }
 
     private mutating func maybeReseal(_ page: Int) {
@@ -379,6 +401,44 @@ struct FuzzMutator {
                 store64(pages, base + 184)
                 applied.append("forgeMeta \(slot) page count \(pages)")
             }
+            if chance(90) { resealMeta(slot) } else { applied.append("(meta checksum left stale)") }
+        case .forgeCarriedFreePages:
+            // The free pages a meta carries: counts, pages that are live, metas, past the end or
+            // listed twice, groups freed in the future or out of order, pages without a group.
+            let slot = chance(80) ? template.newestMetaSlot : 1 - template.newestMetaSlot
+            let (block, words) = carriedBlock(slot)
+            let capacity = CarriedFreePages.wordCapacity(pageSize: pageSize)
+            let index = int(0..<max(1, words))
+            let at = block + 8 + 8 * index
+            guard at + 8 <= slot * pageSize + pageSize else { return }
+            let word = load64(at)
+            switch int(0..<5) {
+            case 0:
+                let value = [0, 1, words - 1, words + 1, capacity, capacity + 1, Int(UInt32.max)][int(0..<7)]
+                store32(UInt32(truncatingIfNeeded: max(0, value)), slot * pageSize + MetaPage.Offset.carriedWordCount)
+                applied.append("forgeCarriedFreePages \(slot) word count \(value)")
+            case 1:
+                let page = forgedPage(near: word & 0xFF_FFFF_FFFF)
+                store64(page, at)
+                applied.append("forgeCarriedFreePages \(slot) word \(index) page \(page)")
+            case 2:
+                // A page of the template's trees or its free tree: well formed, but not free.
+                let trees = template.pages.map(\.number) + template.freeTreePages
+                let page = UInt64(trees[int(0..<trees.count)])
+                store64(page, at)
+                applied.append("forgeCarriedFreePages \(slot) word \(index) names page \(page)")
+            case 3:
+                let other = block + 8 + 8 * int(0..<max(1, words))
+                store64(load64(other), at)
+                applied.append("forgeCarriedFreePages \(slot) word \(index) copies another")
+            default:
+                let transaction = load64(slot * pageSize + MetaPage.Offset.transactionID)
+                let choices: [UInt64] = [0, 1, transaction &- 1, transaction, transaction &+ 1, (1 << 62) - 1]
+                let freedBy = choices[int(0..<choices.count)]
+                store64(chance(80) ? UInt64(1) << 63 | freedBy : freedBy, at)
+                applied.append("forgeCarriedFreePages \(slot) word \(index) group freed by \(freedBy)")
+            }
+            if chance(85) { resealCarried(slot) } else { applied.append("(carried checksum left stale)") }
             if chance(90) { resealMeta(slot) } else { applied.append("(meta checksum left stale)") }
         case .forgePageList:
             // The pages a meta names for verification at open: counts, runs pointing elsewhere

@@ -4,12 +4,13 @@ import Foundation
 /// Fixture generator for stores created before format 3 (see `PageLayout`): a data file whose
 /// two generation-0 metas are format 2, byte for byte what a format-2 Strata created. Every commit
 /// a writer makes on it afterwards is written in the store's format, so its pages get format 2's
-/// page checksums (`Checksum`), as an older Strata wrote them.
+/// page checksums (`Checksum`), as an older Strata wrote them. With `formatVersion` 3: a new store
+/// of a format-3 Strata (`FoldedMultiplyHash` pages, metas that carry no free pages).
 enum LegacyFormatStore {
-    static func create(at path: String, pageSize: Int = 4096) throws {
+    static func create(at path: String, pageSize: Int = 4096, formatVersion: UInt32 = 2) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         var meta = MetaPage.initial(pageSize: pageSize)
-        meta.formatVersion = 2
+        meta.formatVersion = formatVersion
         var bytes = [UInt8](repeating: 0, count: 2 * pageSize)
         bytes.withUnsafeMutableBytes { raw in
             meta.encode(into: raw.baseAddress!, slot: 0)

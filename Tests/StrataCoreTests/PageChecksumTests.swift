@@ -3,7 +3,7 @@ import Testing
 @testable import StrataCore
 
 /// The page checksums of both hashes (`PageChecksum`): their values are pinned (they are part of
-/// the on-disk format), damage to a format-3 store is reported as a typed error, and a store
+/// the on-disk format), damage to a format-4 store is reported as a typed error, and a store
 /// created before format 3 keeps opening, reading, committing and verifying in format 2.
 @Suite struct PageChecksumTests {
     /// Deterministic bytes for the known-answer tests.
@@ -111,9 +111,9 @@ import Testing
         #expect(unchanged.isEmpty, "bits whose flip went unseen: \(unchanged.prefix(10))")
     }
 
-    // MARK: Damage in a format-3 store
+    // MARK: Damage in a format-4 store
 
-    /// A format-3 store: tree t (two levels), then a last commit that touches only tree u, so
+    /// A format-4 store: tree t (two levels), then a last commit that touches only tree u, so
     /// that a page of t is not one opening verifies. Returns a leaf of t and another leaf of t.
     func newFormatStore() throws -> (TemporaryDirectory, leaf: UInt64, sibling: UInt64) {
         let dir = TemporaryDirectory()
@@ -123,7 +123,7 @@ import Testing
             for i in 0..<400 { try tx.put(String(format: "key %05d", i), "value \(i) " + String(repeating: "v", count: 40), in: t) }
         }
         try db.write { tx in try tx.put("only", "u", in: try tx.createTree("u")) }
-        #expect(db.storeFormatVersion == 3)
+        #expect(db.storeFormatVersion == 4)
         let root = try db.read { try $0.record(of: $0.tree("t")).root }
         db.close()
         let page = try readFile(dir.path + "/data", at: root * 4096, count: 4096)
@@ -257,7 +257,7 @@ import Testing
     }
 
     /// A page copy keeps the source's pages and so its format; a compacting copy rebuilds every
-    /// page in format 3, the way to move an old store to the cheaper checksum.
+    /// page in format 4, the way to move an old store to the cheaper checksum.
     @Test func copiesOfAFormatTwoStore() throws {
         let dir = TemporaryDirectory()
         try LegacyFormatStore.create(at: dir.path)
@@ -268,7 +268,7 @@ import Testing
         let copies = TemporaryDirectory()
         try db.copy(to: copies.parent + "/page")
         try db.copy(to: copies.parent + "/compact", compact: true)
-        for (name, format) in [("page", UInt32(2)), ("compact", 3)] {
+        for (name, format) in [("page", UInt32(2)), ("compact", 4)] {
             var options = DatabaseOptions()
             options.verifyChecksums = true
             let copy = try Database(path: copies.parent + "/" + name, options: options)
@@ -317,9 +317,10 @@ import Testing
         }
     }
 
-    /// A meta of a format this build does not know is refused as unsupported. A format-3 meta's
-    /// own checksum is computed as format 2's was, so a format-2 Strata validates it, reads
-    /// version 3 and refuses the store with `unsupportedFormat` too (not `corruptMeta`).
+    /// A meta of a format this build does not know is refused as unsupported. A format-3 or -4
+    /// meta's own checksum is computed as format 2's was, so an older Strata validates it, reads
+    /// the newer version and refuses the store with `unsupportedFormat` too (not `corruptMeta`):
+    /// this build refusing version 5 runs the code a format-3 build runs on version 4.
     @Test func unknownFormatsAreUnsupported() throws {
         let dir = TemporaryDirectory()
         do {
@@ -330,13 +331,13 @@ import Testing
         for slot: UInt64 in [0, 1] {
             let meta = try readFile(dir.path + "/data", at: slot * 4096, count: MetaPage.encodedSize)
             meta.withUnsafeBytes { raw in
-                #expect(raw.loadUnaligned(fromByteOffset: MetaPage.Offset.formatVersion, as: UInt32.self) == 3)
+                #expect(raw.loadUnaligned(fromByteOffset: MetaPage.Offset.formatVersion, as: UInt32.self) == 4)
                 #expect(raw.loadUnaligned(fromByteOffset: MetaPage.checksumOffset, as: UInt64.self)
                         == Checksum.hash(raw.baseAddress!, count: MetaPage.checksumOffset))
             }
         }
-        try LegacyFormatStore.forgeFormatVersion(4, dir.path)
-        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: 4, supported: 3)) {
+        try LegacyFormatStore.forgeFormatVersion(5, dir.path)
+        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: 5, supported: 4)) {
             _ = try Database(path: dir.path, mode: .readOnly)
         }
     }

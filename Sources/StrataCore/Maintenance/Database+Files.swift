@@ -2,14 +2,15 @@ import Glibc
 
 extension Database {
     /// The newest on-disk format version this build reads and writes, the one new stores get. It
-    /// also reads and writes stores of the older versions (1 and 2) in their own format; a newer
+    /// also reads and writes stores of the older versions (1 to 3; see `storeFormatVersion`); a newer
     /// version is refused with `StrataError.unsupportedFormat`.
     public static var formatVersion: UInt32 { PageLayout.formatVersion }
 
-    /// The on-disk format version of this store: 3 for a store created by this build (or a
-    /// compacting copy), 2 for one created before format 3, which keeps its format for life
-    /// (a format-1 store reports 2, the format its first writer upgrades it to: same pages, same
-    /// page checksums).
+    /// The on-disk format version of this store: 4 for a store created by this build (or a
+    /// compacting copy) or by a build of format 3 (its next commit writes format-4 metas: same
+    /// pages), 2 for one created before format 3, which keeps its format for life (a format-1
+    /// store reports 2, the format its first writer upgrades it to: same pages, same page
+    /// checksums).
     public var storeFormatVersion: UInt32 { pageChecksum.formatVersion }
 
     /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).

@@ -71,9 +71,12 @@ extension Database {
         // another generation, whose pages were not copied.
         // The pages keep their checksums, so the copy keeps the source's format (`PageLayout`); a
         // compacting copy rebuilds every page and is written in the current format.
-        let meta = MetaPage(transactionID: transaction.generation, pageSize: pageSize, catalog: transaction.catalog,
+        // The meta's carried free pages are free in the copy too (the snapshot's are carried only
+        // by a format-4 store, whose copy is format 4).
+        var meta = MetaPage(transactionID: transaction.generation, pageSize: pageSize, catalog: transaction.catalog,
                             freeTree: transaction.freeTree, pageCount: pageCount, commitTime: transaction.commitTime,
                             formatVersion: pageChecksum.formatVersion)
+        meta.carried = transaction.carriedFree
         let slot = meta.transactionID % 2
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { page.deallocate() }

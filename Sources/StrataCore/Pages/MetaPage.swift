@@ -3,9 +3,10 @@ import Glibc
 /// The commit record. Pages 0 and 1 hold the two most recent metas; commit N writes page N % 2, so
 /// the previous commit's meta is never touched while a new one is written.
 ///
-/// Formats 2 and 3 (they differ only in the hash of page checksums, see `PageLayout`; format 1 is
-/// the same up to byte 192, then `200 u64 checksum of bytes 0..<200` and no page list). The two
-/// meta checksums below use `Checksum` in every format:
+/// Formats 2, 3 and 4 (2 and 3 differ only in the hash of page checksums, see `PageLayout`; 4 is 3
+/// plus the carried free pages at 204 and after the run list; format 1 is the same up to byte
+/// 192, then `200 u64 checksum of bytes 0..<200` and no page list). The meta checksums below use
+/// `Checksum` in every format:
 ///
 ///     0   u64 page number (0 or 1)       24  u8 kind = meta
 ///     32  u64 magic "STRATABS"
@@ -17,7 +18,7 @@ import Glibc
 ///     184 u64 page count (high-water mark: every page < this is inside the file)
 ///     192 u64 commit time (nanoseconds since 1970)
 ///     200 u32 run count n (0: the commit's pages were synced before this meta; nothing to verify)
-///     204 u32 reserved (0)
+///     204 u32 carried word count k (format 4; 0 before: reserved): see 232 + 8n
 ///     208 u64 checksum of the page digest and the run list (bytes 224..<232 + 8n, seeded by the
 ///             transaction id)
 ///     216 u64 checksum of bytes 0..<216 (a later format must keep this field here, so that a
@@ -29,6 +30,11 @@ import Glibc
 ///             page numbers are then reused); the digest does.
 ///     232 n runs, u64 each: first page << 24 | page count. The pages this commit wrote, as
 ///         contiguous runs in page order (see `Database.persist`).
+///     232 + 8n (format 4, only when k > 0) u64 checksum of the k words after it (seeded by the
+///         transaction id), then k words: the recently freed pages this generation carries
+///         outside the free tree (`CarriedFreePages`). Readers copy the fixed part and this block,
+///         never the run list; the fixed part's checksum covers k and n, this one the words.
+///         Everything up to the block's end stays at least 8 bytes short of the page.
 ///
 /// A torn or bit-rotted meta fails a checksum; opening then uses the other one. Invariant: the
 /// file is at least `pageCount * pageSize` bytes long before a meta naming `pageCount` is written.
@@ -43,11 +49,15 @@ struct MetaPage: Equatable {
     /// `decodingRuns`, not by `decode`: readers following a live writer never need them.
     var pageRuns: [PageRun] = []
     /// The format the meta was read in (1: written by an older Strata, upgraded by the next
-    /// writer), or is to be written in (2 or 3: the store's, see `PageLayout`). No default: a meta
+    /// writer; 3: by an older Strata, upgraded by the next commit), or is to be written in (2 or 4:
+    /// the store's, see `PageLayout`). No default: a meta
     /// written in the wrong format would name pages whose checksums it cannot verify.
     var formatVersion: UInt32
     /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
     var pageDigest: UInt64 = 0
+    /// Free pages this generation lists here instead of in `freeTree` (format 4; always empty
+    /// in older formats). Filled by `decodingCarried`, not by `decode`.
+    var carried = CarriedFreePages()
 
     /// Bytes of the fixed part (everything but the run list).
     static let encodedSize = Offset.runList
@@ -66,6 +76,8 @@ struct MetaPage: Equatable {
         static let pageCount = freeTree + TreeRecord.encodedSize
         static let commitTime = pageCount + 8
         static let runCount = commitTime + 8
+        /// Format 4; reserved (0) in formats 2 and 3.
+        static let carriedWordCount = runCount + 4
         /// Format 1 ended here: its checksum of the bytes before it.
         static let legacyChecksum = runCount
         static let runChecksum = runCount + 8
@@ -88,9 +100,12 @@ struct MetaPage: Equatable {
     /// a read-only reader can pin every generation a valid meta names.
     static let largestTransactionID: UInt64 = 1 << 62
 
-    /// Runs that fit in a meta page, one slot short of the page so that a meta write is always
-    /// shorter than any page write (fault-injection doubles tell them apart by length).
-    static func runCapacity(pageSize: Int) -> Int { (pageSize - encodedSize) / 8 - 1 }
+    /// Runs that fit in a meta page next to `carriedWords` carried words, one slot short of the
+    /// page so that a meta write is always shorter than any page write (fault-injection doubles
+    /// tell them apart by length).
+    static func runCapacity(pageSize: Int, carriedWords: Int = 0) -> Int {
+        (pageSize - encodedSize - CarriedFreePages.blockByteCount(words: carriedWords)) / 8 - 1
+    }
 
     /// The most pages a meta names: opening verifies them all, so this bounds the cost of opening
     /// (2 MiB read and checksummed). A larger commit syncs its pages before writing its meta.
@@ -117,8 +132,12 @@ struct MetaPage: Equatable {
         return checksum
     }
 
-    /// Bytes written for this meta: the fixed part and the run list.
-    var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count }
+    /// Bytes written for this meta: the fixed part, the run list and the carried free pages.
+    var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count + CarriedFreePages.blockByteCount(words: carried.wordCount) }
+
+    /// Whether metas of this format carry free pages (`carried`); older ones keep every free page
+    /// in the free tree.
+    static func carriesFreePages(formatVersion: UInt32) -> Bool { formatVersion >= 4 }
 
     enum DecodeFailure: Error, Equatable {
         case notAStore
@@ -161,12 +180,48 @@ struct MetaPage: Equatable {
         return .success(meta)
     }
 
-    /// The run count a format-2 or format-3 meta's fixed part announces (0 for format 1), bounded by the page
+    /// The run count a format-2 or later meta's fixed part announces (0 for format 1), bounded by the page
     /// size: how many bytes `decodingRuns` needs.
     static func runListByteCount(_ header: UnsafeRawBufferPointer, pageSize: Int) -> Int {
         guard header.count >= encodedSize, header.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self) != 1 else { return 0 }
         let count = Int(header.loadUnaligned(fromByteOffset: Offset.runCount, as: UInt32.self))
         return 8 * min(count, runCapacity(pageSize: pageSize))
+    }
+
+    /// Where a meta's carried block starts and how long it is, from its decoded fixed part
+    /// (`header`): nil if the counts do not fit in the page (`decodingCarried` reports that),
+    /// (offset, 0) when it carries nothing.
+    static func carriedBlock(_ header: UnsafeRawBufferPointer, pageSize: Int) -> (offset: Int, count: Int)? {
+        guard header.count >= encodedSize,
+              carriesFreePages(formatVersion: header.loadUnaligned(fromByteOffset: Offset.formatVersion, as: UInt32.self)) else {
+            return (encodedSize, 0)
+        }
+        let runs = Int(header.loadUnaligned(fromByteOffset: Offset.runCount, as: UInt32.self))
+        let words = Int(header.loadUnaligned(fromByteOffset: Offset.carriedWordCount, as: UInt32.self))
+        guard words <= CarriedFreePages.wordCapacity(pageSize: pageSize), runs <= runCapacity(pageSize: pageSize, carriedWords: words) else {
+            return nil
+        }
+        return (encodedSize + 8 * runs, CarriedFreePages.blockByteCount(words: words))
+    }
+
+    /// Reads and validates the carried free pages of a meta whose fixed part decoded into `self`
+    /// (`bytes` from the meta's start, holding at least up to the block's end, see
+    /// `carriedBlock`).
+    func decodingCarried(_ bytes: UnsafeRawBufferPointer) -> Result<MetaPage, DecodeFailure> {
+        guard MetaPage.carriesFreePages(formatVersion: formatVersion) else { return .success(self) }
+        guard let block = MetaPage.carriedBlock(bytes, pageSize: pageSize), bytes.count >= block.offset + block.count else {
+            return .failure(.invalid("meta \(transactionID % 2) carries more free pages than its page holds"))
+        }
+        let words = Int(bytes.loadUnaligned(fromByteOffset: Offset.carriedWordCount, as: UInt32.self))
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[block.offset..<(block.offset + block.count)])
+        switch CarriedFreePages.decode(slice, words: words, transactionID: transactionID, pageCount: pageCount, pageSize: pageSize) {
+        case .success(let list):
+            var decoded = self
+            decoded.carried = list
+            return .success(decoded)
+        case .failure(let malformed):
+            return .failure(.invalid("meta \(transactionID % 2): \(malformed.reason)"))
+        }
     }
 
     /// Reads and validates the run list of a meta whose fixed part decoded into `self`: checksum,
@@ -211,7 +266,8 @@ struct MetaPage: Equatable {
         base.storeBytes(of: transactionID, toByteOffset: Offset.writtenBy, as: UInt64.self)
         base.storeBytes(of: PageKind.meta.rawValue, toByteOffset: PageLayout.kindOffset, as: UInt8.self)
         base.storeBytes(of: PageLayout.magic, toByteOffset: Offset.magic, as: UInt64.self)
-        precondition(formatVersion >= 2 && formatVersion <= PageLayout.formatVersion, "metas are written in format 2 or 3")
+        precondition(formatVersion >= 2 && formatVersion <= PageLayout.formatVersion, "metas are written in format 2 or later")
+        precondition(carried.isEmpty || MetaPage.carriesFreePages(formatVersion: formatVersion), "a format-\(formatVersion) meta carries no free pages")
         base.storeBytes(of: formatVersion, toByteOffset: Offset.formatVersion, as: UInt32.self)
         base.storeBytes(of: UInt32(pageSize), toByteOffset: Offset.pageSize, as: UInt32.self)
         base.storeBytes(of: transactionID, toByteOffset: Offset.transactionID, as: UInt64.self)
@@ -227,6 +283,8 @@ struct MetaPage: Equatable {
         base.storeBytes(of: pageDigest, toByteOffset: Offset.pageDigest, as: UInt64.self)
         base.storeBytes(of: Checksum.hash(base + Offset.pageDigest, count: 8 + 8 * pageRuns.count, seed: Checksum.seed ^ transactionID),
                         toByteOffset: Offset.runChecksum, as: UInt64.self)
+        base.storeBytes(of: UInt32(carried.wordCount), toByteOffset: Offset.carriedWordCount, as: UInt32.self)
+        carried.encode(into: list + 8 * pageRuns.count, transactionID: transactionID)
         base.storeBytes(of: Checksum.hash(base, count: Offset.checksum), toByteOffset: Offset.checksum, as: UInt64.self)
     }
 

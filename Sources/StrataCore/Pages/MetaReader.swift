@@ -106,7 +106,7 @@ enum MetaReader {
         throw StrataError.corruptMeta(path: storePath, reason: (reasons + rejected).joined(separator: "; "))
     }
 
-    /// Reads the fixed part of a meta and then, if it names pages, its run list.
+    /// Reads the fixed part of a meta and then, if it names pages or carries free pages, the rest.
     private static func readMeta(_ file: PosixFile, offset: UInt64, slot: UInt64) throws -> Result<MetaPage, MetaPage.DecodeFailure> {
         var bytes = [UInt8](repeating: 0, count: MetaPage.encodedSize)
         let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: MetaPage.encodedSize, at: offset) }
@@ -114,14 +114,16 @@ enum MetaReader {
         let decoded = bytes.withUnsafeBytes { MetaPage.decode($0, slot: slot) }
         guard case .success(let meta) = decoded else { return decoded }
         let listBytes = bytes.withUnsafeBytes { MetaPage.runListByteCount($0, pageSize: meta.pageSize) }
-        if listBytes > 0 {
-            bytes += [UInt8](repeating: 0, count: listBytes)
+        let carried = bytes.withUnsafeBytes { MetaPage.carriedBlock($0, pageSize: meta.pageSize) }
+        let tailBytes = max(listBytes, carried.map { $0.offset + $0.count - MetaPage.encodedSize } ?? 0)
+        if tailBytes > 0 {
+            bytes += [UInt8](repeating: 0, count: tailBytes)
             let read = try bytes.withUnsafeMutableBytes {
-                try file.read(into: $0.baseAddress! + MetaPage.encodedSize, count: listBytes, at: offset + UInt64(MetaPage.encodedSize))
+                try file.read(into: $0.baseAddress! + MetaPage.encodedSize, count: tailBytes, at: offset + UInt64(MetaPage.encodedSize))
             }
-            guard read == listBytes else { return .failure(.invalid("meta \(slot) page list is cut short")) }
+            guard read == tailBytes else { return .failure(.invalid("meta \(slot) page list is cut short")) }
         }
-        return bytes.withUnsafeBytes { meta.decodingRuns($0) }
+        return bytes.withUnsafeBytes { raw in meta.decodingRuns(raw).flatMap { $0.decodingCarried(raw) } }
     }
 
     /// Why `meta` cannot be trusted (nil if it can): the file is shorter than its pages (when

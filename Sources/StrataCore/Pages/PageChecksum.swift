@@ -1,12 +1,12 @@
 /// The hash a store's page checksums use (the `checksum` field of every tree page and overflow
 /// run). It is fixed for the life of a data file by the format version of its metas (the rule is
-/// written down in `PageLayout`): formats 1 and 2 use `Checksum`, format 3 `FoldedMultiplyHash`.
+/// written down in `PageLayout`): formats 1 and 2 use `Checksum`, formats 3 and 4 `FoldedMultiplyHash`.
 /// Both metas of a file always name the same one (`MetaReader` refuses a file whose metas
 /// disagree), so a handle learns it once, at open.
 enum PageChecksum: Sendable, Equatable {
     /// Formats 1 and 2: `Checksum` (multiply-xorshift, 8 bytes per step).
     case multiplyXorshift
-    /// Format 3: `FoldedMultiplyHash` (one 64 x 64 -> 128 multiply per 16 bytes, ~2.6x cheaper).
+    /// Formats 3 and 4: `FoldedMultiplyHash` (one 64 x 64 -> 128 multiply per 16 bytes, ~2.6x cheaper).
     case foldedMultiply
 
     /// The page checksum of a store whose meta has `formatVersion` (nil: a version this build
@@ -14,17 +14,19 @@ enum PageChecksum: Sendable, Equatable {
     init?(formatVersion: UInt32) {
         switch formatVersion {
         case 1, 2: self = .multiplyXorshift
-        case 3: self = .foldedMultiply
+        case 3, 4: self = .foldedMultiply
         default: return nil
         }
     }
 
     /// The format version a meta of a store with these page checksums is written in (a format-1
-    /// store becomes format 2 when a writer first opens it: same pages, metas with a page list).
+    /// store becomes format 2 when a writer first opens it: same pages, metas with a page list; a
+    /// format-3 store becomes format 4 at its first commit: same pages, metas that carry free
+    /// pages).
     var formatVersion: UInt32 {
         switch self {
         case .multiplyXorshift: 2
-        case .foldedMultiply: 3
+        case .foldedMultiply: 4
         }
     }
 

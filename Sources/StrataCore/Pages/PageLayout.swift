@@ -19,22 +19,29 @@
 ///     1  metas without a page list; page checksums by `Checksum`
 ///     2  metas with a page list (one sync per commit); page checksums by `Checksum`
 ///     3  as 2; page checksums by `FoldedMultiplyHash` (~2.4k instructions per 4 KiB page, not ~5.5k)
+///     4  as 3; metas also carry the recently freed pages (`CarriedFreePages`), so a small commit
+///        leaves the free tree alone
 ///
 /// The rule: the format version of a data file's metas names the hash of every page checksum in
 /// that file (`PageChecksum`), and it never changes in place, because a page is rewritten only
 /// when a commit changes it: a store created before format 3 stays format 2 (pages and metas) for
 /// its whole life, every build from format 3 on reads and writes it as such, and a format-1 store
-/// becomes format 2 at its writer's first open (`WriterRecovery`; same pages). New stores and
-/// compacting copies (`Database.copy(to:compact: true)`, which rebuilds every page: the way to
-/// move an old store to format 3) are format 3; a page copy keeps its source's format, and `load`
-/// writes into a store in that store's format. Both metas of a file therefore name the same page
-/// checksum; a file whose metas disagree is refused as corrupt (`MetaReader`). The metas' own
+/// becomes format 2 at its writer's first open (`WriterRecovery`; same pages). Format 4 changes
+/// only the metas: a format-3 store's next commit writes a format-4 meta (same pages, same page
+/// checksum); from then on a build that knows only formats 1...3 refuses it (`unsupportedFormat`,
+/// as it finds a meta of version 4). A format-2 store stays format 2 and keeps every free page in
+/// its free tree. New stores and compacting copies (`Database.copy(to:compact: true)`, which
+/// rebuilds every page: the way to move a format-2 store to format 4) are format 4; a page copy
+/// keeps its source's page checksum (format 2, or 4 for 3 and 4), and `load` writes into a store
+/// in that store's format. Both metas of a file therefore name the same page
+/// checksum (formats 3 and 4 side by side are the upgrade in progress); a file whose metas
+/// disagree is refused as corrupt (`MetaReader`). The metas' own
 /// checksums use `Checksum` in every format, so a build that knows only older formats still
 /// validates a newer meta and refuses the store with `unsupportedFormat` instead of calling it
 /// corrupt.
 enum PageLayout {
-    /// The format new stores are written in, and the newest this build reads (it reads 1...3).
-    static let formatVersion: UInt32 = 3
+    /// The format new stores are written in, and the newest this build reads (it reads 1...4).
+    static let formatVersion: UInt32 = 4
     static let magic: UInt64 = 0x5342_4154_4152_5453 // "STRATABS" little-endian on disk
     static let headerSize = 32
     static let minimumPageSize = 4096

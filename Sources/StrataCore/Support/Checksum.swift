@@ -1,5 +1,5 @@
 /// A 64-bit hash used for the meta checksums of every format and the page checksums of formats 1
-/// and 2 (format 3 pages use the cheaper `FoldedMultiplyHash`; see `PageChecksum`). It only needs
+/// and 2 (format 3 and 4 pages use the cheaper `FoldedMultiplyHash`; see `PageChecksum`). It only needs
 /// to catch torn writes, bit rot and foreign bytes, not adversaries, so it trades cryptographic
 /// strength for speed: eight bytes per step, multiply-xorshift mixing. The value is part of the
 /// on-disk format of every version: it must never change (a known-answer test pins it).

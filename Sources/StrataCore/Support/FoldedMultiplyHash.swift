@@ -1,4 +1,4 @@
-/// The page checksum of format 3 (see `PageChecksum`): a 64-bit hash built on the folded multiply
+/// The page checksum of formats 3 and 4 (see `PageChecksum`): a 64-bit hash built on the folded multiply
 /// ("mum"): one 64 x 64 -> 128-bit multiply per 16 bytes, whose high and low halves are xored.
 /// Four independent lanes of 16 bytes each keep the multiplier busy; each lane chains its own
 /// state into its next step, so a change anywhere in a lane reaches its final state. A 4 KiB page

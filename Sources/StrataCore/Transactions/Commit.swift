@@ -16,6 +16,14 @@ import Glibc
 //   old high-water mark or pages freed by transactions before the previous one (`PageAllocator`:
 //   a page freed by T is reused only once T < min(committed generation, oldest reader), so pages
 //   freed by the last commit stay untouched), and its meta goes into the other meta slot.
+// - The free pages are part of each generation's state: its free-page tree, and (format 4) the
+//   recently freed pages its meta carries (`CarriedFreePages`), which a small commit updates
+//   instead of the tree: it reuses pages from the list, appends the ones it freed and writes the
+//   list with its meta. The list is covered by the meta's write, its own checksum and the one
+//   sync, so it is exactly as durable as the tree root the meta names; falling back to the
+//   previous meta falls back to its list, whose pages this commit could reuse only under the
+//   rule above (they are free in that generation too). Pages freed by the last commit are in
+//   its list and stay out of reach like any others.
 // - A meta names at most `MetaPage.verifiedPageLimit` pages (2 MiB) in at most `runCapacity` runs,
 //   so opening verifies at most that much (twice if the newest commit is rejected). A larger
 //   commit instead syncs its pages first and writes a meta naming none: two flushes, which is
@@ -73,11 +81,13 @@ extension WriteTransaction {
         }
         // A transaction that changed nothing commits nothing: no new generation, no sync.
         guard !access.dirty.isEmpty || !allocator.freed.isEmpty else { return }
-        // 2. The free list last: recording it is the final change to any tree.
+        // 2. The free list last: recording it is the final change to any tree (or, when it fits,
+        //    it goes into the meta and no tree changes: `PageAllocator`).
         try saveFreeList()
-        let meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
+        var meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
                             formatVersion: database.pageChecksum.formatVersion)
+        meta.carried = allocator.carriedOut
         try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
         session.keepLastCommit(&access.dirty)
@@ -129,7 +139,8 @@ extension Database {
         }
         if let last = runs.last { try io.writeGathered(run, at: last.first * UInt64(pageSize)) }
         // 5. A commit too large to verify at open syncs its pages now and names none.
-        if runs.count <= MetaPage.runCapacity(pageSize: pageSize) && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
+        if runs.count <= MetaPage.runCapacity(pageSize: pageSize, carriedWords: meta.carried.wordCount)
+            && pageTotal <= MetaPage.verifiedPageLimit(pageSize: pageSize) {
             meta.pageRuns = runs
             meta.pageDigest = digest
         } else if syncs {

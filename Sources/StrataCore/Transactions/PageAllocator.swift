@@ -10,6 +10,18 @@
 /// recorded as freed by `reuseLimit - 1` of the transaction that recorded them (older stores used
 /// 0): any later transaction may take them, since a reader that could still see them would have had
 /// to pin a snapshot before that limit. Records are taken newest first (see `loadFreeRecord`).
+///
+/// Carried free pages (format 4, `CarriedFreePages`): the meta also lists free pages, in groups
+/// keyed by the same `freedBy`, under the same reuse rule. A transaction starts with the carried
+/// groups that are reusable in `reusable` (before any free-tree record) and the others in
+/// `carriedPending`; at commit, the pages it freed, its leftover reusable pages and the pending
+/// groups are carried on in its meta if they fit (`carryFreeList`), and the free tree is not
+/// touched. In a steady state of small commits each one reuses the pages freed two commits
+/// before, so the list stays a few groups long and the free tree is never rewritten. Only when
+/// the list would outgrow `carriedCapacity` (a reader holds an old snapshot, a large commit, a
+/// record loaded from the free tree) does the commit record it all in the free tree as before,
+/// keeping a reserve of reusable pages in its meta for the next commits. The free pages of a
+/// generation are thus its free tree plus its meta's list, and each page is in exactly one.
 struct PageAllocator {
     var nextPage: UInt64
     let committedPageCount: UInt64
@@ -28,12 +40,34 @@ struct PageAllocator {
     var runEnd: UInt64?
     /// Single pages handed out so far by this transaction.
     var pagesHandedOut = 0
+    /// Words of free pages this transaction's meta may carry (0: the store's format keeps every
+    /// free page in the free tree).
+    var carriedCapacity = 0
+    /// The base meta's carried groups that are not reusable yet (freed at or after `reuseLimit`).
+    var carriedPending = CarriedFreePages()
+    /// What this transaction's meta carries, set when its free list is saved.
+    var carriedOut = CarriedFreePages()
 
-    init(nextPage: UInt64, committedPageCount: UInt64, freeTree: TreeRecord, reuseLimit: UInt64) {
+    init(nextPage: UInt64, committedPageCount: UInt64, freeTree: TreeRecord, reuseLimit: UInt64, carriedCapacity: Int = 0) {
         self.nextPage = nextPage
         self.committedPageCount = committedPageCount
         self.freeTree = freeTree
         self.reuseLimit = reuseLimit
+        self.carriedCapacity = carriedCapacity
+    }
+
+    /// Takes the base meta's carried groups: the reusable ones into `reusable`, the others into
+    /// `carriedPending`. Returns false if a page would be reusable twice (`decodingCarried`
+    /// refuses such a list, so only a list built in memory could do that).
+    mutating func takeCarried(_ list: CarriedFreePages) -> Bool {
+        for group in list.groups {
+            if group.freedBy < reuseLimit {
+                guard addReusable(group.pages) else { return false }
+            } else {
+                carriedPending.groups.append(group)
+            }
+        }
+        return true
     }
 
     /// Adds `pages` to `reusable`, keeping it sorted descending, in time linear in both counts
@@ -185,6 +219,14 @@ struct PageAllocator {
 }
 
 extension WriteTransaction {
+    /// Starts the allocator on the base meta's carried free pages (see `PageAllocator`).
+    /// - Throws: `StrataError.corruptMeta` if they name a page twice.
+    func takeCarriedFreePages() throws {
+        guard allocator.takeCarried(base.carried) else {
+            throw StrataError.corruptMeta(path: database.path, reason: "generation \(base.transactionID) carries a free page twice")
+        }
+    }
+
     /// Allocates `count` contiguous pages.
     func allocate(pages count: Int = 1) throws -> UInt64 {
         if count == 1 {
@@ -280,6 +322,11 @@ extension WriteTransaction {
                     guard page >= PageLayout.metaPageCount, page < committedPageCount else {
                         throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "free list names page \(page) outside the file")
                     }
+                    // Handed out already: the free lists name it twice (two records, or a record
+                    // and the meta's carried pages).
+                    guard access.dirty[page] == nil else {
+                        throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list names page \(page) twice")
+                    }
                     buffer[index] = page
                     initialized = index + 1
                 }
@@ -309,6 +356,7 @@ extension WriteTransaction {
     /// without bound. The loop rewrites whichever list changed until neither does. It ends: `freed`
     /// grows only when a clean free-tree page is copied (once per page), and `reusable` only shrinks.
     func saveFreeList() throws {
+        if try carryFreeList() { return }
         // Saving copies a path of the free tree, and maybe splits it: have reusable pages ready for
         // that (records cannot be loaded once saving starts), or they would come from the file's end.
         // When this transaction already copied the free tree's root (it loaded a record), the path
@@ -326,6 +374,16 @@ extension WriteTransaction {
         let wanted = try ownsFreeTreeTail() ? 0 : rootIsOwn ? 2 : 2 * (allocator.freeTree.depth + 2)
         while allocator.reusable.count < wanted, try loadFreeRecord() {}
         allocator.isSavingFreeList = true
+        // The free list outgrew the meta (or the format carries none): the pending carried groups
+        // go into the free tree too, and a reserve of reusable pages stays in the meta, so the
+        // next small commits take their pages there without loading (and rewriting) a record.
+        try checkPendingUnused()
+        for group in allocator.carriedPending.groups {
+            try putFreeRecords(freedBy: group.freedBy, pages: group.pages)
+        }
+        let reserveCount = min(allocator.carriedCapacity / 2 - 1, allocator.reusable.count - 2 * (allocator.freeTree.depth + 2))
+        let reserve = reserveCount > 0 ? Array(allocator.reusable.suffix(reserveCount)) : []
+        allocator.reusable.removeLast(reserve.count)
         // The pages this transaction freed are recorded ascending: a page freed twice (only a
         // damaged or forged file does that, see `checkFreedOnce`) sits next to its copy, and a
         // record read back last page first is already in `reusable`'s descending order.
@@ -365,9 +423,59 @@ extension WriteTransaction {
                 continue
             }
             try checkFreedOnce(sortedCount: sortedFreed)
+            allocator.carriedOut = CarriedFreePages()
+            allocator.carriedOut.insert(freedBy: leftoverFreedBy, pages: reserve)
             return
         }
         throw StrataError.corruptPage(page: allocator.freeTree.root, reason: "the free list did not settle while it was saved")
+    }
+
+    /// Carries the pages this transaction freed, its leftover reusable pages and the pending
+    /// carried groups in its meta (`allocator.carriedOut`) if they fit its capacity; returns
+    /// false if not (the free tree then records them). The free tree is not touched here.
+    private func carryFreeList() throws -> Bool {
+        guard allocator.carriedCapacity > 0 else { return false }
+        allocator.freed.sort()
+        var list = allocator.carriedPending
+        // The reuse limit is at most the committed generation, so the three `freedBy` differ:
+        // leftovers below the limit, pending groups from it, this transaction's own above.
+        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
+        list.insert(freedBy: leftoverFreedBy, pages: allocator.reusable)
+        list.insert(freedBy: transactionID, pages: allocator.freed)
+        guard list.wordCount <= allocator.carriedCapacity else { return false }
+        try checkFreedOnce(sortedCount: allocator.freed.count)
+        try checkPendingUnused()
+        // A page in two of the groups (a forged file: a live page listed free, then freed by the
+        // copy of it) would be handed out twice once both groups are reusable.
+        var pages: [UInt64] = []
+        pages.reserveCapacity(list.wordCount)
+        for group in list.groups { pages.append(contentsOf: group.pages) }
+        pages.sort()
+        for index in 1..<max(1, pages.count) where pages[index] == pages[index - 1] {
+            throw StrataError.corruptPage(page: pages[index], reason: "the free lists name this page twice (a tree and the carried free pages)")
+        }
+        allocator.carriedOut = list
+        return true
+    }
+
+    /// The carried groups not yet reusable name no page this transaction has handed out: only a
+    /// forged file lists a page both there and in the free tree (or as reusable twice).
+    private func checkPendingUnused() throws {
+        for group in allocator.carriedPending.groups {
+            for page in group.pages where access.dirty[page] != nil {
+                throw StrataError.corruptPage(page: page, reason: "the free lists name this page twice (the free tree and the carried free pages)")
+            }
+        }
+    }
+
+    /// Records `pages` freed by `freedBy` in the free tree, in records of at most `chunkCapacity`
+    /// pages under this transaction as writer.
+    private func putFreeRecords(freedBy: UInt64, pages: [UInt64]) throws {
+        let capacity = PageAllocator.chunkCapacity(pageSize: pageSize)
+        for chunk in stride(from: 0, to: pages.count, by: capacity) {
+            try putFreeRecord(key: FreeRecordKey(freedBy: freedBy, writer: transactionID, chunk: UInt32(chunk / capacity)),
+                              pages: Array(pages[chunk..<min(pages.count, chunk + capacity)]))
+        }
     }
 
     /// Before the free list is written: every page this transaction freed is listed once. Only a

@@ -11,6 +11,8 @@ public final class ReadTransaction: Transaction {
     @exclusivity(unchecked) public private(set) var commitTime: UInt64
     /// The snapshot's free-page tree (for verification and statistics).
     @exclusivity(unchecked) private(set) var freeTree: TreeRecord
+    /// The free pages the snapshot's meta carries besides its free tree (format 4).
+    @exclusivity(unchecked) private(set) var carriedFree: CarriedFreePages
     /// The snapshot's high-water mark.
     public var pageCount: UInt64 { access.committedPageCount }
 
@@ -18,6 +20,7 @@ public final class ReadTransaction: Transaction {
         self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
+        carriedFree = meta.carried
         super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
     }
 
@@ -31,6 +34,7 @@ public final class ReadTransaction: Transaction {
         self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
+        carriedFree = meta.carried
         if generation != meta.transactionID {
             trees.removeAll(keepingCapacity: true)
             generation = meta.transactionID

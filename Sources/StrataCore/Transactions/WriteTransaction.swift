@@ -60,8 +60,10 @@ public final class WriteTransaction: Transaction {
         transactionID = base.transactionID + 1
         self.session = session
         self.base = base
+        let carries = MetaPage.carriesFreePages(formatVersion: database.pageChecksum.formatVersion)
         allocator = PageAllocator(nextPage: base.pageCount, committedPageCount: base.pageCount,
-                                  freeTree: base.freeTree, reuseLimit: reuseLimit)
+                                  freeTree: base.freeTree, reuseLimit: reuseLimit,
+                                  carriedCapacity: carries ? CarriedFreePages.wordCapacity(pageSize: base.pageSize) : 0)
         super.init(database: database, access: access, catalog: base.catalog, generation: base.transactionID)
     }
 
@@ -191,13 +193,19 @@ public final class WriteTransaction: Transaction {
     /// Ends the transaction after a commit or an abort: cursors stop working (their dirty pages
     /// are recycled), the buffers go back to the session's pool and the writer is released.
     func finish() {
+        end()
+        database.releaseWriter(session)
+    }
+
+    /// `finish` but for releasing the writer: for a transaction that failed to start, whose
+    /// caller still holds the writer and releases it.
+    func end() {
         isActive = false
         rememberCommittedCatalog()
         forgetLeafHints()
         access.endLease()
         access.dirty.drain { session.recycle($0) }
         session.keepDirtyTable(&access.dirty)
-        database.releaseWriter(session)
     }
 
     deinit {

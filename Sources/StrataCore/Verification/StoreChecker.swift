@@ -16,7 +16,7 @@ public struct CheckReport: Sendable {
     public var pageCount: UInt64 = 0
     /// Pages reached from a tree: the named trees, the catalog and the free-page tree.
     public var treePages: UInt64 = 0
-    /// Pages listed as free.
+    /// Pages listed as free (in the free-page tree or carried by the meta).
     public var freePages: UInt64 = 0
     /// The meta pages at the start of the file (they belong to no tree and are never free).
     public var metaPages: UInt64 { PageLayout.metaPageCount }
@@ -80,6 +80,9 @@ struct StoreChecker {
         let freeTree = transaction.freeTree
         try walkTree(name: "(free pages)", record: freeTree)
         try accountFreePages(freeTree)
+        for group in transaction.carriedFree.groups {
+            for page in group.pages { _ = claim(page, as: StoreChecker.free, context: "carried free pages (freed by \(group.freedBy))") }
+        }
         var lost: [UInt64] = []
         for page in Int(PageLayout.metaPageCount)..<owner.count where owner[page] == StoreChecker.unowned {
             lost.append(UInt64(page))

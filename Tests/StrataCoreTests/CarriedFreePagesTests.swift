@@ -1,0 +1,274 @@
+import Foundation
+import Testing
+@_spi(Testing) @testable import StrataCore
+
+/// The free pages a format-4 meta carries (`CarriedFreePages`, `PageAllocator`): small commits
+/// leave the free tree alone, a long-lived reader makes the list spill into the free tree without
+/// losing a page, format-3 stores are upgraded at their next commit, and a forged list is refused
+/// or reported, never trusted into handing a page out twice.
+@Suite struct CarriedFreePagesTests {
+    /// The newest meta of the store at `path`, decoded in full (runs and carried pages).
+    static func newestMeta(_ path: String, slot: UInt64) throws -> MetaPage {
+        let bytes = try readFile(path + "/data", at: slot * 4096, count: 4096)
+        return try bytes.withUnsafeBytes { raw in
+            try MetaPage.decode(raw, slot: slot).get().decodingRuns(raw).get().decodingCarried(raw).get()
+        }
+    }
+
+    /// A store of 5000 entries (a tree of depth 2 or more) after `warmUp` one-put commits.
+    func filledStore(warmUp: Int = 50) throws -> (TemporaryDirectory, Database) {
+        let (dir, db) = try unsyncedStore()
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for n in 0..<5_000 { try tx.put(String(format: "key %06d", (n * 7_919) % 5_000), [UInt8](repeating: 1, count: 80), in: t) }
+        }
+        for n in 0..<warmUp { try db.write { tx in try tx.put(String(format: "key %06d", n * 97 % 5_000), "warm", in: try tx.tree("t")) } }
+        return (dir, db)
+    }
+
+    /// One-put commits in a steady state: each writes the path to its leaf and the catalog, and
+    /// its meta carries the pages it freed; the free tree is not rewritten.
+    @Test func smallCommitsLeaveTheFreeTreeAlone() throws {
+        let (dir, db) = try filledStore()
+        defer { withExtendedLifetime(dir) {} }
+        var generator = SeededGenerator(seed: testSeed("smallCommitsLeaveTheFreeTreeAlone"))
+        let depth = try db.read { try $0.record(of: $0.tree("t")).depth }
+        var freeTreeChanges = 0
+        var pages: [UInt64] = []
+        for _ in 0..<300 {
+            let before = try db.read { $0.freeTree }
+            try db.write { tx in try tx.put(String(format: "key %06d", generator.next() % 5_000), "small", in: try tx.tree("t")) }
+            let meta = try Self.newestMeta(dir.path, slot: db.generation % 2)
+            if meta.freeTree != before { freeTreeChanges += 1 }
+            pages.append(meta.pageRuns.reduce(0) { $0 + $1.count })
+            #expect(meta.carried.wordCount <= CarriedFreePages.wordCapacity(pageSize: 4096))
+            #expect(meta.carried.groups.last?.freedBy == meta.transactionID, "the commit carries the pages it freed")
+        }
+        let mean = Double(pages.reduce(0, +)) / Double(pages.count)
+        print("[smallCommitsLeaveTheFreeTreeAlone] free tree rewritten by \(freeTreeChanges) of 300 commits; pages per commit mean \(mean) (tree depth \(depth))")
+        #expect(freeTreeChanges <= 3)
+        #expect(mean <= Double(depth + 1) + 0.25, "a commit writes its leaf's path and the catalog")
+        #expect(try db.check().isClean)
+        // The carried pages count as free, in `check` and in the reader report.
+        let report = try db.check()
+        #expect(report.pageCount == report.treePages + report.freePages + report.metaPages)
+    }
+
+    /// A reader that pins an old snapshot keeps the carried groups from becoming reusable: the
+    /// list outgrows the meta and spills into the free tree (a reserve stays carried); once the
+    /// reader ends, the file stops growing and small commits leave the free tree alone again.
+    @Test func aLongLivedReaderMakesTheListSpillIntoTheFreeTree() throws {
+        let (dir, db) = try filledStore()
+        defer { withExtendedLifetime(dir) {} }
+        var generator = SeededGenerator(seed: testSeed("aLongLivedReaderMakesTheListSpill"))
+        func commits(_ count: Int) throws -> Int {
+            var changes = 0
+            for _ in 0..<count {
+                let before = try db.read { $0.freeTree }
+                try db.write { tx in try tx.put(String(format: "key %06d", generator.next() % 5_000), "pinned", in: try tx.tree("t")) }
+                if try db.read({ $0.freeTree }) != before { changes += 1 }
+            }
+            return changes
+        }
+        let reader = try db.beginRead()
+        let pinnedChanges = try commits(200)
+        #expect(pinnedChanges >= 5, "the list spilled into the free tree while the reader pinned its snapshot")
+        #expect(try db.check().isClean)
+        let pinned = try db.read { $0.pageCount }
+        #expect(try reader.string(String(format: "key %06d", 1), in: reader.tree("t")) != nil)
+        reader.end()
+        _ = try commits(300)
+        let settled = try db.read { $0.pageCount }
+        let quietChanges = try commits(300)
+        let after = try db.read { $0.pageCount }
+        print("[aLongLivedReaderMakesTheListSpill] free tree rewritten by \(pinnedChanges) of 200 pinned commits, \(quietChanges) of 300 later; \(pinned) pages pinned, \(settled) -> \(after) after")
+        #expect(after <= settled + 16, "the file keeps growing after the reader ended")
+        #expect(quietChanges <= 30, "small commits went back to leaving the free tree alone")
+        #expect(try db.check().isClean)
+    }
+
+    /// Encoding round-trips, and every malformed list is refused by decoding (a typed
+    /// `corruptMeta` at open), whatever its checksums say.
+    @Test func malformedListsAreRefused() throws {
+        var meta = MetaPage.initial(pageSize: 4096)
+        meta.transactionID = 40
+        meta.pageCount = 100
+        meta.carried.insert(freedBy: 38, pages: [10, 11, 12])
+        meta.carried.insert(freedBy: 40, pages: [20, 5])
+        meta.pageRuns = [.init(first: 20, count: 2), .init(first: 30, count: 1)]
+        func decoded(_ meta: MetaPage, patch: (UnsafeMutableRawPointer) -> Void = { _ in }) -> Result<MetaPage, MetaPage.DecodeFailure> {
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            return bytes.withUnsafeMutableBytes { raw in
+                meta.encode(into: raw.baseAddress!)
+                patch(raw.baseAddress!)
+                let read = UnsafeRawBufferPointer(raw)
+                return MetaPage.decode(read, slot: 0).flatMap { $0.decodingRuns(read) }.flatMap { $0.decodingCarried(read) }
+            }
+        }
+        #expect(try decoded(meta).get() == meta)
+        #expect(meta.carried.groups.map(\.pages) == [[10, 11, 12], [5, 20]])
+        var forgeries: [(String, MetaPage)] = []
+        func forged(_ name: String, _ change: (inout MetaPage) -> Void) {
+            var copy = meta
+            change(&copy)
+            forgeries.append((name, copy))
+        }
+        forged("page past the page count") { $0.carried.groups[0].pages[2] = 100 }
+        forged("meta page 0") { $0.carried.groups[1].pages[0] = 0 }
+        forged("meta page 1") { $0.carried.groups[0].pages[0] = 1 }
+        forged("page twice in a group") { $0.carried.groups[0].pages = [10, 10, 12] }
+        forged("page in two groups") { $0.carried.groups[1].pages = [11, 20] }
+        forged("freed after the meta's transaction") { $0.carried.groups[1].freedBy = 41 }
+        forged("groups out of order") { $0.carried.groups.swapAt(0, 1) }
+        forged("two groups of one transaction") { $0.carried.groups[0].freedBy = 40 }
+        forged("an empty group") { $0.carried.groups[0].pages = [] }
+        forged("pages out of order") { $0.carried.groups[0].pages = [12, 11, 10] }
+        for (name, forgery) in forgeries {
+            guard case .failure(.invalid) = decoded(forgery) else {
+                Issue.record("a carried list with \(name) decoded")
+                continue
+            }
+        }
+        let wordCount = MetaPage.Offset.carriedWordCount
+        let patches: [(String, (UInt64, UnsafeMutableRawPointer) -> Void)] = [
+            ("a stale checksum", { _, base in base.storeBytes(of: UInt64(13), toByteOffset: MetaPage.encodedSize + 16 + 8, as: UInt64.self) }),
+            ("a count past the capacity", { _, base in base.storeBytes(of: UInt32(CarriedFreePages.wordCapacity(pageSize: 4096) + 1), toByteOffset: wordCount, as: UInt32.self) }),
+            ("a count past the page", { _, base in base.storeBytes(of: UInt32.max, toByteOffset: wordCount, as: UInt32.self) }),
+            ("a page without a group", { _, base in base.storeBytes(of: UInt64(7), toByteOffset: MetaPage.encodedSize + 16 + 8, as: UInt64.self) }),
+        ]
+        for (name, patch) in patches {
+            let result = decoded(meta) { base in
+                patch(0, base)
+                // Resealed where the forger can: the fixed part, and the list over what it announces.
+                let words = min(Int(base.load(fromByteOffset: wordCount, as: UInt32.self)), CarriedFreePages.wordCapacity(pageSize: 4096))
+                let block = base + MetaPage.encodedSize + 16
+                if name != "a stale checksum" {
+                    base.storeBytes(of: Checksum.hash(block + 8, count: 8 * words, seed: CarriedFreePages.checksumSeed(40)), toByteOffset: MetaPage.encodedSize + 16, as: UInt64.self)
+                }
+                base.storeBytes(of: Checksum.hash(base, count: MetaPage.checksumOffset), toByteOffset: MetaPage.checksumOffset, as: UInt64.self)
+            }
+            guard case .failure(.invalid) = result else {
+                Issue.record("a carried list with \(name) decoded")
+                continue
+            }
+        }
+        // Run list and carried pages together stay 8 bytes short of the page.
+        var crowded = meta
+        crowded.pageRuns = (0..<MetaPage.runCapacity(pageSize: 4096, carriedWords: meta.carried.wordCount) + 1).map { .init(first: 2 + UInt64($0), count: 1) }
+        crowded.pageCount = 1_000
+        guard case .failure(.invalid) = decoded(crowded) else {
+            Issue.record("an overfull meta decoded")
+            return
+        }
+    }
+
+    /// Rewrites the newest meta's carried list with valid checksums (as a forger would).
+    func forgeCarried(_ path: String, _ change: (inout MetaPage) -> Void) throws {
+        let (generation, pageSize) = try { () throws -> (UInt64, Int) in
+            let db = try Database(path: path, mode: .readOnly)
+            defer { db.close() }
+            return (db.generation, db.pageSize)
+        }()
+        var meta = try Self.newestMeta(path, slot: generation % 2)
+        change(&meta)
+        var bytes = [UInt8](repeating: 0, count: pageSize)
+        bytes.withUnsafeMutableBytes { meta.encode(into: $0.baseAddress!) }
+        try patchFile(path + "/data", at: (generation % 2) * UInt64(pageSize), bytes)
+        try waitUntilNobodyHasTheStoreOpen(path)
+    }
+
+    /// A well-formed list that names a page a tree reaches, or one the free tree lists too:
+    /// `check` reports it, and writes either go on without handing a page out twice (the store
+    /// checks as before plus the forged page) or fail with a typed error.
+    @Test func forgedPagesThatAreNotFreeAreCaught() throws {
+        for target in ["tree", "free tree"] {
+            let (dir, db) = try filledStore(warmUp: 0)
+            defer { withExtendedLifetime(dir) {} }
+            // Free-tree records: a reader pins a snapshot until the carried list spills.
+            let reader = try db.beginRead()
+            for n in 0..<60 { try db.write { tx in try tx.put(String(format: "key %06d", n * 13), "x", in: try tx.tree("t")) } }
+            reader.end()
+            for n in 0..<5 { try db.write { tx in try tx.put(String(format: "key %06d", n * 17), "y", in: try tx.tree("t")) } }
+            let victim: UInt64 = try db.read { tx in
+                if target == "tree" { return try tx.record(of: tx.tree("t")).root }
+                let cursor = Cursor(access: tx.access, record: tx.freeTree)
+                #expect(try cursor.first())
+                return try cursor.value().withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            }
+            db.close()
+            try forgeCarried(dir.path) { meta in
+                #expect(!meta.carried.isEmpty)
+                meta.carried.insert(freedBy: 1, pages: [victim])
+            }
+            let reopened = try Database(path: dir.path, options: { var o = DatabaseOptions(); o.durability = .none; return o }())
+            defer { reopened.close() }
+            let report = try reopened.check()
+            #expect(report.problems.contains { $0.contains("page \(victim) is") }, "\(target): \(report.problems.prefix(3))")
+            if target == "free tree" {
+                // The writer takes the carried copy first; the free tree's copy is refused.
+                do {
+                    // Commits that need more pages than the carried list holds load every record.
+                    for n in 0..<100 {
+                        try reopened.write { tx in
+                            for m in 0..<50 { try tx.put(String(format: "new %06d", n * 50 + m), [UInt8](repeating: 3, count: 200), in: try tx.tree("t")) }
+                        }
+                    }
+                    Issue.record("writes went on with page \(victim) listed free twice")
+                } catch let error as StrataError {
+                    guard case .corruptPage = error else {
+                        Issue.record("\(error)")
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    /// A store created by a format-3 Strata opens, reads and takes commits; its first commit
+    /// writes a format-4 meta (same pages), and from then on both metas are format 4. While the
+    /// metas are 3 and 4, the store still opens (the upgrade in progress).
+    @Test func aFormatThreeStoreIsUpgradedAtItsNextCommit() throws {
+        let dir = TemporaryDirectory()
+        try LegacyFormatStore.create(at: dir.path, formatVersion: 3)
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
+        do {
+            let db = try Database(path: dir.path)
+            defer { db.close() }
+            #expect(db.storeFormatVersion == 4)
+            try db.write { tx in
+                let t = try tx.createTree("t")
+                for n in 0..<2_000 { try tx.put(String(format: "key %05d", n), "value \(n)", in: t) }
+            }
+        }
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 4)
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
+        do {
+            let db = try Database(path: dir.path, mode: .readOnly)
+            defer { db.close() }
+            #expect(try db.read { try $0.string("key 01999", in: $0.tree("t")) } == "value 1999")
+        }
+        let db = try Database(path: dir.path)
+        defer { db.close() }
+        for n in 0..<20 { try db.write { tx in try tx.put(String(format: "key %05d", n), "again", in: try tx.tree("t")) } }
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 4)
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 4)
+        #expect(try db.check().isClean)
+        #expect(try db.read { try $0.count($0.tree("t")) } == 2_000)
+    }
+
+    /// A page copy of a store whose meta carries free pages carries them too: the copy checks
+    /// clean (no page lost) and takes commits.
+    @Test func aPageCopyCarriesTheFreePages() throws {
+        let (dir, db) = try filledStore()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try !db.read { $0.carriedFree }.isEmpty)
+        let copies = TemporaryDirectory()
+        try db.copy(to: copies.parent + "/page")
+        let copy = try Database(path: copies.parent + "/page")
+        defer { copy.close() }
+        #expect(try copy.read { $0.carriedFree } == db.read { $0.carriedFree })
+        #expect(try copy.check().isClean)
+        for n in 0..<20 { try copy.write { tx in try tx.put(String(format: "key %06d", n), "copy", in: try tx.tree("t")) } }
+        #expect(try copy.check().isClean)
+    }
+}
