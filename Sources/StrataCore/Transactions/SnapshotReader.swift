@@ -30,7 +30,7 @@ final class SnapshotReader {
     /// What a snapshot outside the reader table holds until `end()`.
     private var claim: SnapshotClaim?
     /// The handle's pool slot reserved for this reader while it is out of the pool
-    /// (`IdlePool.takeReserving()`); nil for a new reader, which parks in any free slot.
+    /// (`IdlePool.takeReserving(slot:)`); nil for a new reader, which parks in any free slot.
     var poolSlot: Int?
     /// The state of the generation last read. Set only through `remember(_:)`, which keeps the
     /// plain copies below in step with it.
