@@ -72,12 +72,16 @@ final class IdlePool<Object: AnyObject>: @unchecked Sendable {
     /// its taker writes a reserved slot), or, with no reservation, as `park(_:)` does.
     func park(_ object: consuming Object, returningTo slot: Int?) {
         guard let slot else { return park(object) }
+        // Debug builds only (release builds keep the plain store): a slot that is not reserved
+        // holds a parked object or lets others park there, and the store would overwrite either.
+        assert(slots[slot].load(ordering: .relaxed) == IdlePool.reserved, "IdlePool: parked in slot \(slot), which is not reserved")
         slots[slot].store(UInt(bitPattern: Unmanaged.passRetained(consume object).toOpaque()), ordering: .releasing)
     }
 
     /// Gives up the reservation of `slot` without parking its object (which is then deallocated
     /// when its last reference goes, as an object that finds the pool full is).
     func cancelReservation(_ slot: Int) {
+        assert(slots[slot].load(ordering: .relaxed) == IdlePool.reserved, "IdlePool: cancelled slot \(slot), which is not reserved")
         slots[slot].store(0, ordering: .releasing)
     }
 
