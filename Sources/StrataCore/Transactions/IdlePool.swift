@@ -99,4 +99,16 @@ final class IdlePool<Object: AnyObject>: @unchecked Sendable {
     func drain() {
         while take() != nil {}
     }
+
+    // For tests: what the slots hold now (racy by nature; meaningful when the pool is quiet).
+
+    /// The slots reserved now: taken by `takeReserving(slot:)`, neither parked in nor cancelled.
+    var reservedSlots: [Int] {
+        (0..<IdlePool.capacity).filter { slots[$0].load(ordering: .acquiring) == IdlePool.reserved }
+    }
+
+    /// The number of objects parked now.
+    var parkedCount: Int {
+        (0..<IdlePool.capacity).count { slots[$0].load(ordering: .acquiring) > IdlePool.reserved }
+    }
 }
