@@ -138,12 +138,16 @@ import StrataTestFixtures
         let seed = testSeed("idlePoolConcurrentTakers")
         let pool = IdlePool<Marked>()
         let violations = Violations()
-        let threads = 4, operations = 50_000
-        let done = DispatchGroup()
+        let threads = 4, operations = 200_000
+        let ready = DispatchGroup(), start = DispatchSemaphore(value: 0), done = DispatchGroup()
         for thread in 0..<threads {
+            ready.enter()
             done.enter()
             let worker = Thread {
                 defer { done.leave() }
+                // All threads start together, so their operations overlap.
+                ready.leave()
+                start.wait()
                 var generator = SeededGenerator(seed: seed &+ UInt64(thread))
                 var held: [(object: Marked, slot: Int?)] = []
                 func hold(_ object: Marked?, slot: Int?) {
@@ -182,6 +186,8 @@ import StrataTestFixtures
             }
             worker.start()
         }
+        ready.wait()
+        for _ in 0..<threads { start.signal() }
         done.wait()
         #expect(violations.count.load(ordering: .relaxed) == 0)
         // Every reservation was parked in or cancelled.
