@@ -12,7 +12,7 @@ private struct Mixed: Codable, Equatable {
     var a: Bool
     var ab: Int
     var abc: String
-    var aKeyNameOfSixteen: Int        // 17 bytes: no comparable header
+    var seventeenCharName: Int        // 17 bytes: an 18-byte header, not word-comparable
     var fifteenCharName: String       // 15 bytes: a 16-byte header, two overlapping words
     var sevenCh: String               // 7 bytes: an 8-byte header, one word
 }
@@ -33,7 +33,7 @@ private struct MixedReadingOtherVersion: Codable, Equatable {
     var a: Bool?
     var ab: Int
     var abc: String
-    var aKeyNameOfSixteen: Int?
+    var seventeenCharName: Int?
     var fifteenCharName: String
     var sevenCh: String?
 }
@@ -64,7 +64,7 @@ struct BinaryStoredHeaderTests {
     @Test func keysOfEveryHeaderShapeRoundTripRepeatedly() throws {
         // Repeated: the first decode learns the names, the later ones take the header compare.
         for round in 0..<4 {
-            let value = Mixed(a: round % 2 == 0, ab: -round, abc: "abc\(round)", aKeyNameOfSixteen: round * 1000,
+            let value = Mixed(a: round % 2 == 0, ab: -round, abc: "abc\(round)", seventeenCharName: round * 1000,
                               fifteenCharName: String(repeating: "é", count: round), sevenCh: String(repeating: "v", count: 200 + round))
             #expect(try decoder.decode(Mixed.self, from: try encoder.encode(value)) == value)
         }
@@ -81,20 +81,20 @@ struct BinaryStoredHeaderTests {
     }
 
     @Test func recordsOfTwoLayoutsAlternateOnOneThread() throws {
-        let current = Mixed(a: true, ab: 7, abc: "x", aKeyNameOfSixteen: 9, fifteenCharName: "f", sevenCh: "s")
+        let current = Mixed(a: true, ab: 7, abc: "x", seventeenCharName: 9, fifteenCharName: "f", sevenCh: "s")
         let older = MixedOtherVersion(ab: 8, extra: "ignored", abc: "y", fifteenCharName: "g")
         let currentBytes = try encoder.encode(current)
         let olderBytes = try encoder.encode(older)
         for _ in 0..<3 {
             #expect(try decoder.decode(MixedReadingOtherVersion.self, from: currentBytes)
-                    == MixedReadingOtherVersion(a: true, ab: 7, abc: "x", aKeyNameOfSixteen: 9, fifteenCharName: "f", sevenCh: "s"))
+                    == MixedReadingOtherVersion(a: true, ab: 7, abc: "x", seventeenCharName: 9, fifteenCharName: "f", sevenCh: "s"))
             #expect(try decoder.decode(MixedReadingOtherVersion.self, from: olderBytes)
-                    == MixedReadingOtherVersion(a: nil, ab: 8, abc: "y", aKeyNameOfSixteen: nil, fifteenCharName: "g", sevenCh: nil))
+                    == MixedReadingOtherVersion(a: nil, ab: 8, abc: "y", seventeenCharName: nil, fifteenCharName: "g", sevenCh: nil))
         }
     }
 
     @Test func aMatchingHeaderWithADamagedValueLengthIsDamage() throws {
-        let value = Mixed(a: true, ab: 1, abc: "abc", aKeyNameOfSixteen: 2, fifteenCharName: "f", sevenCh: "s")
+        let value = Mixed(a: true, ab: 1, abc: "abc", seventeenCharName: 2, fifteenCharName: "f", sevenCh: "s")
         _ = try decoder.decode(Mixed.self, from: try encoder.encode(value)) // learn the names
         var bytes = try encoder.encode(value)
         // The entry of `abc`: [3]["abc"][value length]...; make its value length run past the end.

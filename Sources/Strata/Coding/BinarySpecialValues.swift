@@ -75,7 +75,7 @@ enum BinarySpecialValues {
     @inline(__always)
     static func compactUUID(_ bytes: UnsafeRawBufferPointer, bitCast: Bool) -> UUID? { decodeRawUUID(bytes, bitCast: bitCast) }
 
-    /// See `compactUUID(_:)`.
+    /// See `compactUUID(_:bitCast:)`.
     @inline(__always)
     static func compactDate(_ bytes: UnsafeRawBufferPointer) -> Date? {
         guard bytes.count == 8 else { return nil }

@@ -19,6 +19,9 @@ public enum ReadOnlyMode: Sendable { case readOnly }
 /// let reader = try Store(at: "library.strata", mode: .readOnly)    // Store<ReadOnly>
 /// ```
 public final class Store<Access: StoreAccess>: Sendable {
+    /// The database under this store, for its whole life. Invariant: a `let`, never replaced.
+    /// `Datastore` keeps it unretained (`Datastore.database`) on the strength of that: if a store
+    /// could swap or drop its database, a datastore would call through a freed object.
     public let database: Database
     /// Removes the store's directory on deinit (in-memory stores).
     private let temporaryDirectory: String?

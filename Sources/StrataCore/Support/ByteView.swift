@@ -32,6 +32,12 @@ public struct ByteView: RandomAccessCollection, Hashable, CustomStringConvertibl
         try body(buffer)
     }
 
+    /// The viewed memory without a closure, for this package's code where `withUnsafeBytes`'s
+    /// closure is not inlined (an unspecialized generic caller). Valid only while this view is
+    /// alive (its owner keeps the memory): the caller binds its last use of the pointer to the
+    /// view with `extendLifetime(view)` after it.
+    @inlinable package var unsafeBytesWhileAlive: UnsafeRawBufferPointer { buffer }
+
     /// The bytes from `offset` to the end, without copying (the same lifetime as this view).
     public func subview(from offset: Int) -> ByteView {
         precondition(offset >= 0 && offset <= buffer.count, "ByteView offset \(offset) out of range 0...\(buffer.count)")

@@ -107,6 +107,15 @@ extension Database {
         _ = consume snapshot
         reader.end(self)
         // After `close()` the pool was drained: a reader parked now would keep its slot until deinit.
+        // The check races `close()`: a close that runs between it and the park drains the pool
+        // first (a reserved slot is skipped), so this reader parks after the drain. Harmless, and
+        // not closed here (that would take a sequentially consistent store and load on both
+        // sides, the cost the plain store saves): the reader's reader-table slot is in use
+        // locally, which `close()` does not release (`releaseOwnedSlots(onlyIdle: true)`); it
+        // reads as idle (snapshot 0, `end` ran above), so it holds back no page; new snapshots
+        // are refused (`beginSnapshot` checks `closed` first); and the handle's deinit drains the
+        // pool before it gives its slots back. The cost: one idle slot held from `close()` until
+        // the handle is deallocated.
         let slot = reader.poolSlot // read first: `park` consumes the reference
         if !isClosed {
             idleSnapshots.park(reader, returningTo: slot)

@@ -17,9 +17,14 @@
 ///   does), so readers keep at most that many slots out of the other reads' reach.
 ///   A slot claim that finds the table full first drains the idle readers (`Database.claimSlot`).
 /// - `Database` drains its pool before it gives its slots back (close, deinit), so no pooled
-///   reader ever writes a slot its handle no longer owns. A reader kept alive past its handle by a
-///   `ReadSnapshot` let out of `withSnapshot` gives its slot back only if the handle still owns it
-///   (`ReaderTable.releaseSlotIfOwnedLocally`); its `end()` already ran when the call returned.
+///   reader ever writes a slot its handle no longer owns. One exception to the first drain: a
+///   reader whose `withSnapshot` ends while `close()` runs may park after close's drain
+///   (`Database.endSnapshot` explains the race). Its slot is still the handle's then: close
+///   releases only slots idle locally, and a reader's is in use locally for its whole life; and
+///   deinit's drain frees the reader before deinit releases the slots. So the invariant holds.
+///   A reader kept alive past its handle by a `ReadSnapshot` let out of `withSnapshot` gives its
+///   slot back only if the handle still owns it (`ReaderTable.releaseSlotIfOwnedLocally`); its
+///   `end()` already ran when the call returned.
 final class SnapshotReader {
     let access: PageAccess
     private let readers: ReaderTable
@@ -30,7 +35,7 @@ final class SnapshotReader {
     /// What a snapshot outside the reader table holds until `end()`.
     private var claim: SnapshotClaim?
     /// The handle's pool slot reserved for this reader while it is out of the pool
-    /// (`IdlePool.takeReserving()`); nil for a new reader, which parks in any free slot.
+    /// (`IdlePool.takeReserving(slot:)`); nil for a new reader, which parks in any free slot.
     var poolSlot: Int?
     /// The state of the generation last read. Set only through `remember(_:)`, which keeps the
     /// plain copies below in step with it.
