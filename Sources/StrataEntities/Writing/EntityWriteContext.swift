@@ -489,16 +489,18 @@ public final class EntityWriteContext: EntityReadContext {
         _ = try withUnsafeBytes(of: id.uuid) { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }
         try note(id, .created)
         createdEntities.insert(id)
-        // In key order, so the history entries follow each other on the entity's leaf.
-        // The header has no entries yet, and each key is appended after the one before: its place
-        // is the end, found without a search when its encoding sorts after the previous key's (the
-        // order of `String` is that of the encodings; checked, so a difference costs a search only).
+        // In the order of the encoded keys, the order of the header's entries and of the history
+        // keys (so the history entries follow each other on the entity's leaf). Not `String`'s
+        // `<`: for text not in NFC it differs from the order of the encodings (which are NFC) and
+        // is not even a consistent order (see `OrderedKey+String.swift`).
+        // The header has no entries yet and each key is appended after the one before, so
+        // `previous` is the header's last entry: a key that sorts after it (every key, as
+        // distinct keys have distinct encodings) goes at the end, found without a search.
+        let sorted = properties.map { (name: encodedName($0.key), key: $0.key, value: $0.value) }
+            .sorted { lhs, rhs in RecordHeader.precedes(lhs.name, rhs.name) }
         var previous: [UInt8]?
-        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
-            let name = encodedName(key)
-            let sortsLast = previous.map { previous in
-                previous.withUnsafeBytes { before in name.withUnsafeBytes { RecordHeader.precedes(before, $0) } }
-            } ?? true
+        for (name, key, value) in sorted {
+            let sortsLast = previous.map { RecordHeader.precedes($0, name) } ?? true
             try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true, sortsLast: sortsLast)
             previous = name
         }
