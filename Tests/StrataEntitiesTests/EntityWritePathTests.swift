@@ -58,7 +58,13 @@ import Testing
             let references = names.prefix(150).map { EntityReference.named($0, ofType: "item").createIfMissing() }
                 + names.prefix(10).map { EntityReference.named($0, ofType: "other").createIfMissing() }
             let again = try tx.resolve(references)
-            for name in names.prefix(150) { #expect(again[.named(name, ofType: "item")] == ids[.named(name, ofType: "item")]) }
+            // Looked up by the references the dictionaries are keyed by (a plain `.named` is
+            // another reference: both sides would be nil).
+            for name in names.prefix(150) {
+                let reference = EntityReference.named(name, ofType: "item").createIfMissing()
+                let first = try #require(ids[reference], "\(name)")
+                #expect(again[reference] == first, "\(name)")
+            }
             #expect(tx.createdEntities.count == 10)
         }
     }
