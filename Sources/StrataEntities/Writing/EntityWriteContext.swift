@@ -447,7 +447,7 @@ public final class EntityWriteContext: EntityReadContext {
             var ids: [EntityReference: EntityID] = [:]
             ids.reserveCapacity(references.count)
             // Room for every reference in the resolution memo too: growing it rehashes each
-            // entry (a string match and type) again.
+            // entry (its matched value) again.
             resolved.reserveCapacity(resolved.count + references.count)
             for reference in references { if let id = try resolveCreating(reference) { ids[reference] = id } }
             return ids
@@ -547,8 +547,9 @@ public final class EntityWriteContext: EntityReadContext {
 
     /// One change of the `set` forms (every name checked before the first): applied unless its
     /// reference is in `ids` already (a reference met again is skipped: the first one wins),
-    /// then the entity is noted in `ids`. (`ids` not reserved: `reserveCapacity` runs
-    /// unspecialized, and most sets name a few entities.)
+    /// then the entity is noted in `ids`. (`ids` is not reserved, unlike `resolve`'s: most sets
+    /// name one entity, where reserving saves no growth, while a bulk get-or-create through
+    /// `resolve` names many.)
     private func setOne(_ properties: [String: EntityValue], of reference: EntityReference, at datestamp: Date?,
                         into ids: inout [EntityReference: EntityID]) throws {
         guard ids.isEmpty || ids[reference] == nil else { return }
