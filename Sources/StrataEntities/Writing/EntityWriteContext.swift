@@ -647,16 +647,17 @@ public final class EntityWriteContext: EntityReadContext {
             try Self.noteEntry(in: &known.values[slot], name: name, number: number, datestamp: entry.datestamp, sequence: sequence,
                                body: body, isNew: isNew, sortsLast: sortsLast)
         }
-        // The history key (`EntityLayout.historyKey`), then the body, straight into the buffer.
+        // The history key (`EntityLayout.historyKey`) in one piece, then the body straight from
+        // its buffer: a body may be megabytes, which a piece would copy once more.
         stagedEntity = id
-        let keyEnd = stagedBytes.count + 32 + name.count
-        stagedBytes.appendParts(count: 32 + name.count + bodyWriter.bytes.count) { cursor in
+        stagedBytes.appendParts(count: 32 + name.count) { cursor in
             cursor.writeID(id)
             cursor.write(name)
             cursor.writeOrderedDate(entry.datestamp)
             cursor.writeBigEndian(sequence)
-            cursor.write(bodyWriter.bytes)
         }
+        let keyEnd = stagedBytes.count
+        stagedBytes.appendBytes(bodyWriter.bytes)
         stagedEntries.append((keyEnd, stagedBytes.count))
         guard isCurrent else { return }
         // Only a current value must not dangle; an older entry may name a deleted entity
