@@ -496,13 +496,16 @@ public final class EntityWriteContext: EntityReadContext {
         // The header has no entries yet and each key is appended after the one before, so
         // `previous` is the header's last entry: a key that sorts after it (every key, as
         // distinct keys have distinct encodings) goes at the end, found without a search.
-        let sorted = properties.map { (name: encodedName($0.key), key: $0.key, value: $0.value) }
-            .sorted { lhs, rhs in RecordHeader.precedes(lhs.name, rhs.name) }
-        var previous: [UInt8]?
-        for (name, key, value) in sorted {
-            let sortsLast = previous.map { RecordHeader.precedes($0, name) } ?? true
-            try stage(PropertyEntry(value, datestamp: created), key: key, to: id, isNew: true, sortsLast: sortsLast)
-            previous = name
+        // Sorted as numbers of the key table, whose encodings are compared in place.
+        var sorted: [(number: Int, value: EntityValue)] = []
+        sorted.reserveCapacity(properties.count)
+        for (key, value) in properties { sorted.append((nameNumber(key), value)) }
+        sorted.sort { lhs, rhs in RecordHeader.precedes(names[lhs.number].encoded, names[rhs.number].encoded) }
+        var previous: Int?
+        for (number, value) in sorted {
+            let sortsLast = previous.map { RecordHeader.precedes(names[$0].encoded, names[number].encoded) } ?? true
+            try stage(PropertyEntry(value, datestamp: created), number: number, to: id, isNew: true, sortsLast: sortsLast)
+            previous = number
         }
         try writeStaged(header: true)
     }
@@ -633,10 +636,14 @@ public final class EntityWriteContext: EntityReadContext {
     /// `append`, but the history entry is staged (see `stagedEntity`): the caller writes it with
     /// `writeStaged` before it appends to another key of the entity that may already be staged,
     /// or reads the entity's history. Staging for another entity writes the staged entries first.
-    /// `sortsLast` (with `isNew`): the key sorts after every entry the header holds.
-    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
+    private func stage(_ entry: PropertyEntry, key: String, to id: EntityID, isNew: Bool = false) throws {
+        try stage(entry, number: nameNumber(key), to: id, isNew: isNew)
+    }
+
+    /// `stage` for key number `number` of the key table. `sortsLast` (with `isNew`): the key
+    /// sorts after every entry the header holds.
+    private func stage(_ entry: PropertyEntry, number: Int, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
         if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
-        let number = nameNumber(key)
         let name = names[number].encoded
         let sequence = try nextSequence()
         bodyWriter.removeAll()
@@ -667,7 +674,7 @@ public final class EntityWriteContext: EntityReadContext {
                 deferredTargets!.formUnion(value.referencedEntities)
             } else {
                 for target in value.referencedEntities where try liveHeader(target) == nil {
-                    throw EntityError.unresolvedReference(reference: "relationship '\(key)' of \(id) to \(target)")
+                    throw EntityError.unresolvedReference(reference: "relationship '\(names[number].key)' of \(id) to \(target)")
                 }
             }
         }
