@@ -44,6 +44,38 @@ import Testing
         }
     }
 
+    /// The table of entities a transaction met grows (one at a time, and by room made for all
+    /// the references of an operation at once) while an operation's last entity is remembered
+    /// by position: each change still lands on its own entity.
+    @Test func changesLandWhileTheKnownTableGrows() throws {
+        let store = try EntityStore.inMemory()
+        try store.writeNow { tx in
+            let first = try #require(try tx.resolve([.new("thing", with: ["n": 0])]).values.first)
+            var ids = [first]
+            for round in 1...3 {
+                // The last entity changed, then many new ones in one operation, then it again.
+                try tx.set(["n": .int(round)], of: [.id(ids.last!)])
+                let references = (0..<(20 * round)).map { EntityReference.named("r\(round)-\($0)", ofType: "thing").createIfMissing(with: ["n": .int(-$0)]) }
+                let resolved = try tx.resolve([.id(ids.last!)] + references)
+                #expect(resolved.count == references.count + 1)
+                try tx.set(["seen": .int(round)], of: [.id(ids.last!)] + references)
+                ids.append(try #require(resolved[references.last!]))
+            }
+            #expect(tx.createdEntities.count == 1 + 20 + 40 + 60)
+        }
+        try store.readNow { (tx: EntityReadContext) throws in
+            for round in 1...3 {
+                for index in 0..<(20 * round) {
+                    let record = try #require(try tx.record(.named("r\(round)-\(index)", ofType: "thing")))
+                    // The last of each round was changed again in the next round.
+                    let isLast = index == 20 * round - 1 && round < 3
+                    #expect(record["n"] == .int(isLast ? round + 1 : -index), "r\(round)-\(index)")
+                    #expect(record["seen"] == .int(isLast ? round + 1 : round), "r\(round)-\(index)")
+                }
+            }
+        }
+    }
+
     /// Two references to one entity in one `set`: the second append finds the first one's
     /// history entry (a long value, so its header names the entry) already written.
     @Test func twoReferencesToOneEntityInOneSet() throws {

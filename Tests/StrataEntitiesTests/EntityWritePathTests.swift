@@ -58,7 +58,13 @@ import Testing
             let references = names.prefix(150).map { EntityReference.named($0, ofType: "item").createIfMissing() }
                 + names.prefix(10).map { EntityReference.named($0, ofType: "other").createIfMissing() }
             let again = try tx.resolve(references)
-            for name in names.prefix(150) { #expect(again[.named(name, ofType: "item")] == ids[.named(name, ofType: "item")]) }
+            // Looked up by the references the dictionaries are keyed by (a plain `.named` is
+            // another reference: both sides would be nil).
+            for name in names.prefix(150) {
+                let reference = EntityReference.named(name, ofType: "item").createIfMissing()
+                let first = try #require(ids[reference], "\(name)")
+                #expect(again[reference] == first, "\(name)")
+            }
             #expect(tx.createdEntities.count == 10)
         }
     }
@@ -81,6 +87,51 @@ import Testing
         try put(prefix + EntityLayout.sequenceBytes(0), [1, 2, 3])
         #expect(throws: EntityError.self) { try store.readNow { try $0.entities(where: "name", equals: "Ada") } }
         #expect(throws: EntityError.self) { try store.writeNow { tx in try tx.resolve([.named("Ada", ofType: "item").createIfMissing()]) } }
+    }
+
+    /// What a create stores, key by key, against keys built independently of the write path
+    /// (`EntityLayout.historyKey`: the ordered-key writer; `EntityLayout.indexedValue`: the
+    /// value's ordered bytes, cut to the room a key leaves): the `entries` tree holds the header
+    /// and exactly the history entries, the `values` tree exactly the index entries (a long value
+    /// truncated and marked so).
+    @Test func storedHistoryAndIndexKeysAreTheLayoutsKeys() throws {
+        let store = try EntityStore.inMemory()
+        let created = Date(timeIntervalSinceReferenceDate: 12_345.5)
+        let long = EntityValue.string(String(repeating: "y", count: store.database.maximumKeySize))
+        let properties: [String: EntityValue] = ["name": "Ada", "n": -3, "notes": long, "e\u{301}": .double(0.25), "flag": true]
+        let id = try store.writeNow(at: created) { tx in try #require(try tx.resolve([.new("thing", with: properties)]).values.first) }
+        var expectedEntries: [[UInt8]: [UInt8]] = [:]
+        var expectedValues: [[UInt8]: [UInt8]] = [:]
+        let (stored, storedValues) = try store.database.read { tx in
+            var entries: [[UInt8]: [UInt8]] = [:]
+            var values: [[UInt8]: [UInt8]] = [:]
+            try tx.scan(try tx.tree(EntityLayout.entries)) { key, value in
+                entries[Array(key)] = Array(value)
+                return true
+            }
+            try tx.scan(try tx.tree(EntityLayout.values)) { key, value in
+                values[Array(key)] = Array(value)
+                return true
+            }
+            return (entries, values)
+        }
+        let headerBytes = try #require(stored[EntityLayout.headerKey(id)])
+        let header = try headerBytes.withUnsafeBytes { try RecordHeader($0) }
+        let current = try header.currentEntries()
+        #expect(current.count == properties.count)
+        expectedEntries[EntityLayout.headerKey(id)] = headerBytes
+        for (key, value) in properties {
+            let name = EntityLayout.encodedName(key)
+            let entry = try #require(current.first { $0.name == name }, "\(key)")
+            var body = OrderedKeyWriter(reservingCapacity: 16)
+            PropertyEntry(value, datestamp: created).encodeBody(into: &body)
+            expectedEntries[EntityLayout.historyKey(id: id.bytes, name: name, datestamp: created, sequence: entry.sequence)] = body.bytes
+            let indexed = EntityLayout.indexedValue(value.orderedBytes, name: name, maximumKeySize: store.database.maximumKeySize)
+            #expect(indexed.truncated == (key == "notes"), "\(key)")
+            expectedValues[name + indexed.bytes + EntityLayout.sequenceBytes(entry.sequence)] = id.bytes + (indexed.truncated ? [EntityLayout.truncatedMark] : [])
+        }
+        #expect(stored == expectedEntries)
+        #expect(storedValues == expectedValues)
     }
 
     @Test func partsAppendedInOnePieceAreThePartByPartBytes() {

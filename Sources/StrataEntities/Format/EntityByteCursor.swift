@@ -10,6 +10,7 @@ struct EntityByteCursor {
     private var next: UnsafeMutableRawPointer
     private let end: UnsafeMutableRawPointer
 
+    /// - Precondition: `buffer` is not empty (`appendParts` checks it).
     init(_ buffer: UnsafeMutableRawBufferPointer) {
         next = buffer.baseAddress!
         end = next + buffer.count
@@ -45,9 +46,11 @@ struct EntityByteCursor {
 
 extension Array where Element == UInt8 {
     /// Appends `count` bytes that `write` writes through a cursor, in one growth and one copy.
-    /// - Precondition: `write` writes exactly `count` bytes.
+    /// - Precondition: `count > 0` (an empty allocation may have no address for the cursor;
+    ///   every caller writes at least a key), and `write` writes exactly `count` bytes.
     @inline(__always)
     mutating func appendParts(count: Int, _ write: (inout EntityByteCursor) -> Void) {
+        precondition(count > 0, "appendParts: nothing to append")
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
             var cursor = EntityByteCursor(buffer)
             write(&cursor)

@@ -161,6 +161,11 @@ struct RecordHeader: Equatable {
         return order < 0 || (order == 0 && lhs.count < rhs.count)
     }
 
+    /// Whether `lhs` sorts before `rhs` (bytewise).
+    static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        lhs.withUnsafeBytes { lhs in rhs.withUnsafeBytes { precedes(lhs, $0) } }
+    }
+
     /// Whether the two byte strings are equal.
     static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         lhs.count == rhs.count && (lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0)
@@ -274,7 +279,7 @@ struct RecordHeader: Equatable {
         let isInline = body.count <= Self.inlineBodyLimit
         let length = name.count + 17 + (isInline ? 4 + body.count : 0)
         if !found && span.lowerBound == entryBytes.count {
-            // A key after every other (a create puts its keys in order): appended in place
+            // A key after every other (a create puts its keys in the order of their encodings): appended in place
             // (no `reserveCapacity`: reserving the exact size would reallocate on every append).
             Self.appendEntry(name: name, datestamp: datestamp, sequence: sequence, body: isInline ? body : nil, to: &entryBytes)
             return

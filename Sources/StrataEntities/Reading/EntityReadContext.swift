@@ -517,13 +517,18 @@ public class EntityReadContext {
     }
 
     /// `matching` for an ascending equality query whose value fits an index key whole (`encoded`,
-    /// after the key's `name`), when every stored index entry of that value is plain (its key
-    /// the name, the value and a sequence; its value an identifier), or nil when one is not (a
-    /// truncated value, or bytes no writer produces): then `matching`'s general scan decides.
-    /// The same matches in the same order (stored ones, then those this transaction keeps back;
-    /// see `matching`). Why a separate path: a get-or-create by a property makes one such query
-    /// per reference, and a prefix walk (one descent, the leaf read in place) without the bounds,
-    /// sort keys and copies of the general scan costs a fraction of it.
+    /// after the key's `name`): walks the stored index entries of that value in key order until
+    /// it has `limit` matches, and answers when every entry it visited is plain (its key the
+    /// name, the value and a sequence; its value an identifier), or returns nil at the first one
+    /// that is not (a truncated value, or bytes no writer produces): then `matching`'s general
+    /// scan decides. Entries after the `limit`-th match are not visited. Writers put only plain
+    /// entries under such a prefix, so on a store they wrote the answer is the general scan's
+    /// (the same matches in the same order: stored ones, then those this transaction keeps back;
+    /// see `matching`); on a damaged one, damage after the `limit`-th match goes unseen here
+    /// where the general scan, which reads the whole range, would throw for it or skip it.
+    /// Why a separate path: a get-or-create by a property makes one such query per reference,
+    /// and a prefix walk (one descent, the leaf read in place) without the bounds, sort keys and
+    /// copies of the general scan costs a fraction of it.
     private func ascendingEqualityMatches(name: [UInt8], encoded: [UInt8], type: String?, limit: Int?) throws -> [EntityID]? {
         let prefix = name + encoded
         let kept = try keptBackIndexMatches(prefix: prefix)
