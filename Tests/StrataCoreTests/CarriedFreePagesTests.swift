@@ -87,6 +87,44 @@ import Testing
         #expect(try db.check().isClean)
     }
 
+    /// A reader without write access to the lock file pins generation 0 of a fresh store (which
+    /// reaches no page) while the writer's commits allocate and free pages within one transaction,
+    /// until the carried list spills: the reuse limit stayed 0, so leftover pages (`freedBy` 0)
+    /// and a pending carried group of `freedBy` 0 were recorded under one free-tree key, and the
+    /// spill lost pages. The pin of generation 0 holds nothing back (a later pin does, and the
+    /// list spills), and a spill at limit 0 keeps the two in one record.
+    @Test func aPinOfGenerationZeroLosesNoPageWhenTheListSpills() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(db.generation == 0)
+        // What a `.readOnly` handle refused write access does (`SnapshotPins`).
+        let pinner = try PosixFile(path: dir.path + "/lock", flags: O_RDONLY)
+        let pins = SnapshotPins(file: pinner)
+        try pins.pin(0)
+        var spilled = false
+        for commit in 0..<40 {
+            // A later pin (generation 5) holds pages back, so the list spills.
+            if commit == 5 { try pins.pin(db.generation) }
+            #expect(try db.oldestRegisteredSnapshot(below: db.generation + 1) == (commit < 5 ? nil : 5))
+            let before = try db.read { $0.freeTree }
+            try db.write { tx in
+                let t = try commit == 0 ? tx.createTree("t") : tx.tree("t")
+                for n in 0..<(commit % 5 == 4 ? 400 : 3) { try tx.put(String(format: "key %05d", (commit * 131 + n * 7) % 4_000), [UInt8](repeating: 7, count: 60), in: t) }
+                // An overflow value replaced, then deleted: its runs were allocated and freed
+                // here, and are left over as reusable pages.
+                for round in 0..<2 { try tx.put("big", [UInt8](repeating: UInt8(round), count: 9_000), in: t) }
+                #expect(try tx.delete("big", in: t))
+            }
+            if try db.read({ $0.freeTree }) != before { spilled = true }
+            let report = try db.check()
+            #expect(report.isClean, "commit \(commit): \(report.problems.prefix(3))")
+            if !report.isClean { break }
+        }
+        #expect(spilled, "the carried list spilled into the free tree")
+        pins.unpin(5)
+        pins.unpin(0)
+    }
+
     /// Encoding round-trips, and every malformed list is refused by decoding (a typed
     /// `corruptMeta` at open), whatever its checksums say.
     @Test func malformedListsAreRefused() throws {
