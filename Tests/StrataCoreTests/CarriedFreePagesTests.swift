@@ -4,7 +4,7 @@ import Testing
 
 /// The free pages a format-4 meta carries (`CarriedFreePages`, `PageAllocator`): small commits
 /// leave the free tree alone, a long-lived reader makes the list spill into the free tree without
-/// losing a page, format-3 stores are upgraded at their next commit, and a forged list is refused
+/// losing a page, format-3 stores keep their format, and a forged list is refused
 /// or reported, never trusted into handing a page out twice.
 @Suite struct CarriedFreePagesTests {
     /// The newest meta of the store at `path`, decoded in full (runs and carried pages).
@@ -262,36 +262,67 @@ import Testing
         }
     }
 
-    /// A store created by a format-3 Strata opens, reads and takes commits; its first commit
-    /// writes a format-4 meta (same pages), and from then on both metas are format 4. While the
-    /// metas are 3 and 4, the store still opens (the upgrade in progress).
-    @Test func aFormatThreeStoreIsUpgradedAtItsNextCommit() throws {
+    /// A store created by a format-3 Strata opens, reads and takes commits, and stays format 3:
+    /// its metas carry no free pages, so processes still running a format-3 build keep working
+    /// with it. A compacting copy of it is format 4 (and carries free pages); a page copy stays 3.
+    @Test func aFormatThreeStoreKeepsItsFormatAndACompactingCopyIsFormatFour() throws {
         let dir = TemporaryDirectory()
         try LegacyFormatStore.create(at: dir.path, formatVersion: 3)
-        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
-        do {
-            let db = try Database(path: dir.path)
-            defer { db.close() }
-            #expect(db.storeFormatVersion == 4)
-            try db.write { tx in
-                let t = try tx.createTree("t")
-                for n in 0..<2_000 { try tx.put(String(format: "key %05d", n), "value \(n)", in: t) }
-            }
-        }
-        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 4)
-        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
         do {
             let db = try Database(path: dir.path, mode: .readOnly)
             defer { db.close() }
-            #expect(try db.read { try $0.string("key 01999", in: $0.tree("t")) } == "value 1999")
+            #expect(db.storeFormatVersion == 3, "a never-committed format-3 store")
         }
         let db = try Database(path: dir.path)
         defer { db.close() }
+        #expect(db.storeFormatVersion == 3)
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for n in 0..<2_000 { try tx.put(String(format: "key %05d", n), "value \(n)", in: t) }
+        }
         for n in 0..<20 { try db.write { tx in try tx.put(String(format: "key %05d", n), "again", in: try tx.tree("t")) } }
-        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 4)
-        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 4)
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
+        #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 3)
+        #expect(db.storeFormatVersion == 3)
+        #expect(try db.read { $0.carriedFree }.isEmpty)
         #expect(try db.check().isClean)
-        #expect(try db.read { try $0.count($0.tree("t")) } == 2_000)
+        do {
+            let reader = try Database(path: dir.path, mode: .readOnly)
+            defer { reader.close() }
+            #expect(try reader.read { try $0.string("key 01999", in: $0.tree("t")) } == "value 1999")
+        }
+        let copies = TemporaryDirectory()
+        for compact in [false, true] {
+            let destination = copies.parent + (compact ? "/compact" : "/page")
+            try db.copy(to: destination, compact: compact)
+            let copy = try Database(path: destination, options: { var o = DatabaseOptions(); o.durability = .none; return o }())
+            defer { copy.close() }
+            #expect(copy.storeFormatVersion == (compact ? 4 : 3))
+            for n in 0..<20 { try copy.write { tx in try tx.put(String(format: "key %05d", n * 31), "copy", in: try tx.tree("t")) } }
+            let generation = copy.generation
+            #expect(try LegacyFormatStore.formatVersion(destination, slot: generation % 2) == (compact ? 4 : 3))
+            #expect(try copy.read { !$0.carriedFree.isEmpty } == compact, "only format 4 carries free pages")
+            #expect(try copy.check().isClean)
+            #expect(try copy.read { try $0.count($0.tree("t")) } == 2_000)
+        }
+    }
+
+    /// A newer build commits a meta of a format this build does not know while a reader of this
+    /// build has the store open: the reader's next transaction fails at once with
+    /// `unsupportedFormat` (it used to retry the meta as if torn, then call it `corruptMeta`).
+    @Test func aNewerFormatUnderARunningReaderIsUnsupported() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        try db.write { tx in try tx.put("a", "1", in: try tx.createTree("t")) }
+        let reader = try Database(path: dir.path, mode: .readOnly)
+        defer { reader.close() }
+        #expect(try reader.read { try $0.string("a", in: $0.tree("t")) } == "1")
+        // The commit is published; its meta is then what a format-5 build would have written.
+        try db.write { tx in try tx.put("a", "2", in: try tx.tree("t")) }
+        try LegacyFormatStore.forgeFormatVersion(5, dir.path, slots: [db.generation % 2])
+        #expect(throws: StrataError.unsupportedFormat(path: dir.path, found: 5, supported: PageLayout.formatVersion)) {
+            _ = try reader.read { try $0.string("a", in: $0.tree("t")) }
+        }
     }
 
     /// A page copy of a store whose meta carries free pages carries them too: the copy checks

@@ -49,9 +49,8 @@ struct MetaPage: Equatable {
     /// `decodingRuns`, not by `decode`: readers following a live writer never need them.
     var pageRuns: [PageRun] = []
     /// The format the meta was read in (1: written by an older Strata, upgraded by the next
-    /// writer; 3: by an older Strata, upgraded by the next commit), or is to be written in (2 or 4:
-    /// the store's, see `PageLayout`). No default: a meta
-    /// written in the wrong format would name pages whose checksums it cannot verify.
+    /// writer), or is to be written in (2, 3 or 4: the store's, see `PageLayout`). No default: a
+    /// meta written in the wrong format would name pages whose checksums it cannot verify.
     var formatVersion: UInt32
     /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
     var pageDigest: UInt64 = 0
@@ -134,6 +133,12 @@ struct MetaPage: Equatable {
 
     /// Bytes written for this meta: the fixed part, the run list and the carried free pages.
     var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count + CarriedFreePages.blockByteCount(words: carried.wordCount) }
+
+    /// The format the next meta after this one is written in: this one's, but format 1, which a
+    /// writer's first open upgrades to 2 (`WriterRecovery`). Formats never change in place
+    /// otherwise (`PageLayout`): a format-3 store stays format 3, so that a process still running
+    /// a build that knows only formats 1...3 keeps reading and writing it.
+    var writtenFormat: UInt32 { formatVersion == 1 ? PageChecksum.multiplyXorshift.formatVersion : formatVersion }
 
     /// Whether metas of this format carry free pages (`carried`); older ones keep every free page
     /// in the free tree.

@@ -70,7 +70,8 @@ enum MetaReader {
         if candidates.count == 2, candidates[0].meta.pageSize != candidates[1].meta.pageSize {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the page size")
         }
-        // A file's format never changes in place but from 1 to 2 (`PageLayout`): metas naming
+        // A file's format never changes in place but from 1 to 2 (`PageLayout`; formats 3 and 4
+        // side by side were written by a build that upgraded format 3 in place): metas naming
         // different page checksums cannot both belong to it.
         if candidates.count == 2, candidates[0].meta.pageChecksum != candidates[1].meta.pageChecksum {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the format (versions \(candidates[0].meta.formatVersion) and \(candidates[1].meta.formatVersion))")

@@ -86,7 +86,7 @@ extension WriteTransaction {
         try saveFreeList()
         var meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
-                            formatVersion: database.pageChecksum.formatVersion)
+                            formatVersion: base.writtenFormat)
         meta.carried = allocator.carriedOut
         try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
@@ -100,9 +100,10 @@ extension Database {
     /// readers only follow a published meta.
     func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
-        // The store's format never changes in place (`PageLayout`): a meta of another one would
-        // name pages sealed with another checksum.
-        precondition(meta.formatVersion == pageChecksum.formatVersion, "a commit's meta must be in its store's format")
+        // The store's format never changes in place (`PageLayout`): the meta is in its base's
+        // format (`MetaPage.writtenFormat`); one naming another page checksum would name pages
+        // sealed with another hash.
+        precondition(meta.formatVersion >= 2 && meta.pageChecksum == pageChecksum, "a commit's meta must be in its store's format")
         let syncs = options.durability != .none
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         //    Not synced on its own: the commit's one sync covers the new size.

@@ -13,6 +13,8 @@ public final class ReadTransaction: Transaction {
     @exclusivity(unchecked) private(set) var freeTree: TreeRecord
     /// The free pages the snapshot's meta carries besides its free tree (format 4).
     @exclusivity(unchecked) private(set) var carriedFree: CarriedFreePages
+    /// The format the snapshot's meta is in, as a writer of it would write it (a page copy keeps it).
+    @exclusivity(unchecked) private(set) var formatVersion: UInt32
     /// The snapshot's high-water mark.
     public var pageCount: UInt64 { access.committedPageCount }
 
@@ -21,6 +23,7 @@ public final class ReadTransaction: Transaction {
         commitTime = meta.commitTime
         freeTree = meta.freeTree
         carriedFree = meta.carried
+        formatVersion = meta.writtenFormat
         super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
     }
 
@@ -35,6 +38,7 @@ public final class ReadTransaction: Transaction {
         commitTime = meta.commitTime
         freeTree = meta.freeTree
         carriedFree = meta.carried
+        formatVersion = meta.writtenFormat
         if generation != meta.transactionID {
             trees.removeAll(keepingCapacity: true)
             generation = meta.transactionID
