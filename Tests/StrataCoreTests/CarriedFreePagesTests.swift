@@ -4,8 +4,9 @@ import Testing
 
 /// The free pages a format-4 meta carries (`CarriedFreePages`, `PageAllocator`): small commits
 /// leave the free tree alone, a long-lived reader makes the list spill into the free tree without
-/// losing a page, format-3 stores keep their format, and a forged list is refused
-/// or reported, never trusted into handing a page out twice.
+/// losing a page, format-3 stores keep their format, and a forged list is refused or reported
+/// by `check()` (writes catch a forged duplicate only within one transaction, see
+/// `CarriedFreePages`).
 @Suite struct CarriedFreePagesTests {
     /// The newest meta of the store at `path`, decoded in full (runs and carried pages).
     static func newestMeta(_ path: String, slot: UInt64) throws -> MetaPage {

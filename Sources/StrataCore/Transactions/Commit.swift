@@ -23,7 +23,8 @@ import Glibc
 //   sync, so it is exactly as durable as the tree root the meta names; falling back to the
 //   previous meta falls back to its list, whose pages this commit could reuse only under the
 //   rule above (they are free in that generation too). Pages freed by the last commit are in
-//   its list and stay out of reach like any others.
+//   its list, or in its free tree if its list spilled there, and stay out of reach like any
+//   others.
 // - A meta names at most `MetaPage.verifiedPageLimit` pages (2 MiB) in at most `runCapacity` runs,
 //   so opening verifies at most that much (twice if the newest commit is rejected). A larger
 //   commit instead syncs its pages first and writes a meta naming none: two flushes, which is
