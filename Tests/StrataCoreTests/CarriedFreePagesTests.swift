@@ -365,6 +365,71 @@ import Testing
         }
     }
 
+    /// A commit whose meta carries free pages fails with ENOSPC at each of its writes and at its
+    /// flush, and is retried: the retry starts from the base's carried list again (the failed
+    /// attempt's list never took effect), commits, and the store checks clean, before and after
+    /// reopening, with every entry the model holds.
+    @Test func aFailedCommitIsRetriedWithTheCarriedList() throws {
+        for step in [FaultyIO.Step.pages, .meta, .metaSync] {
+            let dir = TemporaryDirectory()
+            let box = IOBox<FaultyIO>()
+            var options = DatabaseOptions()
+            box.install(in: &options) { FaultyIO(inner: $0) }
+            var model: [String: String] = [:]
+            do {
+                let db = try Database(path: dir.path, options: options)
+                defer { db.close() }
+                try db.write { tx in
+                    let t = try tx.createTree("t")
+                    for n in 0..<800 {
+                        try tx.put(String(format: "key %05d", n), "first \(n)", in: t)
+                        model[String(format: "key %05d", n)] = "first \(n)"
+                    }
+                }
+                for n in 0..<30 {
+                    let key = String(format: "key %05d", n * 23 % 800)
+                    try db.write { tx in try tx.put(key, "small \(n)", in: try tx.tree("t")) }
+                    model[key] = "small \(n)"
+                }
+                let base = try db.read { ($0.generation, $0.carriedFree) }
+                #expect(!base.1.isEmpty, "\(step): the base carries free pages")
+                box.io!.armed = (step, .enospc, 1)
+                func update() throws {
+                    try db.write { tx in
+                        let t = try tx.tree("t")
+                        for n in 0..<3 { try tx.put(String(format: "key %05d", n * 101 % 800), "retried \(n)", in: t) }
+                    }
+                }
+                #expect(throws: StrataError.self, "\(step)") { try update() }
+                #expect(box.io!.injected == 1, "\(step)")
+                #expect(try db.read { ($0.generation, $0.carriedFree) } == base, "\(step): the failed commit changed nothing")
+                try update()
+                for n in 0..<3 { model[String(format: "key %05d", n * 101 % 800)] = "retried \(n)" }
+                #expect(db.generation == base.0 + 1, "\(step)")
+                #expect(try !db.read { $0.carriedFree }.isEmpty, "\(step): the retry carries free pages")
+                for n in 0..<20 {
+                    let key = String(format: "key %05d", n * 7 % 800)
+                    try db.write { tx in try tx.put(key, "after \(n)", in: try tx.tree("t")) }
+                    model[key] = "after \(n)"
+                }
+                let report = try db.check()
+                #expect(report.isClean, "\(step): \(report.problems.prefix(3))")
+            }
+            let reopened = try Database(path: dir.path)
+            defer { reopened.close() }
+            #expect(reopened.skippedCommit == nil, "\(step)")
+            #expect(try reopened.check().isClean, "\(step)")
+            var seen: [String: String] = [:]
+            try reopened.read { tx in
+                try tx.scan(tx.tree("t")) { key, value in
+                    seen[String(decoding: key.bytes, as: UTF8.self)] = String(decoding: value.bytes, as: UTF8.self)
+                    return true
+                }
+            }
+            #expect(seen == model, "\(step)")
+        }
+    }
+
     /// A page copy of a store whose meta carries free pages carries them too: the copy checks
     /// clean (no page lost) and takes commits.
     @Test func aPageCopyCarriesTheFreePages() throws {
