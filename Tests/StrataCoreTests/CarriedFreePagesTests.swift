@@ -285,7 +285,7 @@ import Testing
         #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 0) == 3)
         #expect(try LegacyFormatStore.formatVersion(dir.path, slot: 1) == 3)
         #expect(db.storeFormatVersion == 3)
-        #expect(try db.read { $0.carriedFree }.isEmpty)
+        #expect(try db.read { try $0.carriedFree() }.isEmpty)
         #expect(try db.check().isClean)
         do {
             let reader = try Database(path: dir.path, mode: .readOnly)
@@ -302,7 +302,7 @@ import Testing
             for n in 0..<20 { try copy.write { tx in try tx.put(String(format: "key %05d", n * 31), "copy", in: try tx.tree("t")) } }
             let generation = copy.generation
             #expect(try LegacyFormatStore.formatVersion(destination, slot: generation % 2) == (compact ? 4 : 3))
-            #expect(try copy.read { !$0.carriedFree.isEmpty } == compact, "only format 4 carries free pages")
+            #expect(try copy.read { try !$0.carriedFree().isEmpty } == compact, "only format 4 carries free pages")
             #expect(try copy.check().isClean)
             #expect(try copy.read { try $0.count($0.tree("t")) } == 2_000)
         }
@@ -391,7 +391,7 @@ import Testing
                     try db.write { tx in try tx.put(key, "small \(n)", in: try tx.tree("t")) }
                     model[key] = "small \(n)"
                 }
-                let base = try db.read { ($0.generation, $0.carriedFree) }
+                let base = try db.read { ($0.generation, try $0.carriedFree()) }
                 #expect(!base.1.isEmpty, "\(step): the base carries free pages")
                 box.io!.armed = (step, .enospc, 1)
                 func update() throws {
@@ -402,11 +402,11 @@ import Testing
                 }
                 #expect(throws: StrataError.self, "\(step)") { try update() }
                 #expect(box.io!.injected == 1, "\(step)")
-                #expect(try db.read { ($0.generation, $0.carriedFree) } == base, "\(step): the failed commit changed nothing")
+                #expect(try db.read { ($0.generation, try $0.carriedFree()) } == base, "\(step): the failed commit changed nothing")
                 try update()
                 for n in 0..<3 { model[String(format: "key %05d", n * 101 % 800)] = "retried \(n)" }
                 #expect(db.generation == base.0 + 1, "\(step)")
-                #expect(try !db.read { $0.carriedFree }.isEmpty, "\(step): the retry carries free pages")
+                #expect(try !db.read { try $0.carriedFree() }.isEmpty, "\(step): the retry carries free pages")
                 for n in 0..<20 {
                     let key = String(format: "key %05d", n * 7 % 800)
                     try db.write { tx in try tx.put(key, "after \(n)", in: try tx.tree("t")) }
@@ -430,17 +430,43 @@ import Testing
         }
     }
 
+    /// A newest meta whose carried list is malformed but checksummed (a forgery) appears under
+    /// a running reader: its reads go on (readers copy and checksum the list but decode it only
+    /// for `check`, `copy` and `readerReport`), and `check` fails with `corruptMeta`.
+    @Test func aMalformedCarriedListFailsOnlyWhatDecodesIt() throws {
+        let (dir, db) = try filledStore(warmUp: 5)
+        defer { withExtendedLifetime(dir) {} }
+        let reader = try Database(path: dir.path, mode: .readOnly)
+        defer { reader.close() }
+        #expect(try reader.read { try $0.count($0.tree("t")) } == 5_000)
+        try db.write { tx in try tx.put("key 000001", "forged next", in: try tx.tree("t")) }
+        let slot = db.generation % 2
+        var meta = try Self.newestMeta(dir.path, slot: slot)
+        #expect(!meta.carried.isEmpty)
+        meta.carried.groups[meta.carried.groups.count - 1].freedBy += 1 // freed after the meta
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        bytes.withUnsafeMutableBytes { meta.encode(into: $0.baseAddress!) }
+        try patchFile(dir.path + "/data", at: slot * 4096, Array(bytes.prefix(meta.byteCount)))
+        #expect(try reader.read { try $0.string("key 000001", in: $0.tree("t")) } == "forged next")
+        do {
+            _ = try reader.check()
+            Issue.record("check accepted a malformed carried list")
+        } catch StrataError.corruptMeta(_, let reason) {
+            #expect(reason.contains("after its own"), "\(reason)")
+        }
+    }
+
     /// A page copy of a store whose meta carries free pages carries them too: the copy checks
     /// clean (no page lost) and takes commits.
     @Test func aPageCopyCarriesTheFreePages() throws {
         let (dir, db) = try filledStore()
         defer { withExtendedLifetime(dir) {} }
-        #expect(try !db.read { $0.carriedFree }.isEmpty)
+        #expect(try !db.read { try $0.carriedFree() }.isEmpty)
         let copies = TemporaryDirectory()
         try db.copy(to: copies.parent + "/page")
         let copy = try Database(path: copies.parent + "/page")
         defer { copy.close() }
-        #expect(try copy.read { $0.carriedFree } == db.read { $0.carriedFree })
+        #expect(try copy.read { try $0.carriedFree() } == db.read { try $0.carriedFree() })
         #expect(try copy.check().isClean)
         for n in 0..<20 { try copy.write { tx in try tx.put(String(format: "key %06d", n), "copy", in: try tx.tree("t")) } }
         #expect(try copy.check().isClean)

@@ -161,7 +161,7 @@ import Testing
                 }
                 if try db.read({ $0.freeTree }) != before { spills += 1 }
             }
-            let meta = try db.read { ($0.generation, $0.carriedFree) }
+            let meta = try db.read { ($0.generation, try $0.carriedFree()) }
             #expect(meta.1.wordCount <= CarriedFreePages.wordCapacity(pageSize: db.pageSize))
             #expect(meta.1.groups.allSatisfy { $0.freedBy <= meta.0 })
             if step % 8 == 0 {

@@ -76,7 +76,7 @@ extension Database {
         var meta = MetaPage(transactionID: transaction.generation, pageSize: pageSize, catalog: transaction.catalog,
                             freeTree: transaction.freeTree, pageCount: pageCount, commitTime: transaction.commitTime,
                             formatVersion: transaction.formatVersion)
-        meta.carried = transaction.carriedFree
+        meta.carried = try transaction.carriedFree()
         let slot = meta.transactionID % 2
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { page.deallocate() }

@@ -57,6 +57,11 @@ struct MetaPage: Equatable {
     /// Free pages this generation lists here instead of in `freeTree` (format 4; always empty
     /// in older formats). Filled by `decodingCarried`, not by `decode`.
     var carried = CarriedFreePages()
+    /// A reader's copy of the carried block (its checksum word, then its words; empty if it
+    /// carries none), checksummed but not decoded: readers need the list only for `check`,
+    /// `copy` and `readerReport`, which decode it with `carriedFreePages()`. Filled by
+    /// `copyingCarried`, instead of `carried`.
+    var carriedCopy: [UInt64] = []
 
     /// Bytes of the fixed part (everything but the run list).
     static let encodedSize = Offset.runList
@@ -226,6 +231,39 @@ struct MetaPage: Equatable {
             return .success(decoded)
         case .failure(let malformed):
             return .failure(.invalid("meta \(transactionID % 2): \(malformed.reason)"))
+        }
+    }
+
+    /// Copies the carried block of a meta whose fixed part decoded into `self` (`header`, a
+    /// private copy) from `slot` (the meta page in the mapping, which the writer may be
+    /// rewriting) into `carriedCopy`, without decoding it; nil if the counts do not fit the page
+    /// or the copy fails its checksum (seeded by the transaction id: torn, or the slot already
+    /// holds a newer meta). Only format 4 carries a block.
+    func copyingCarried(header: UnsafeRawBufferPointer, slot: UnsafeRawPointer) -> MetaPage? {
+        guard let block = MetaPage.carriedBlock(header, pageSize: pageSize) else { return nil }
+        guard block.count > 0 else { return self }
+        let words = block.count / 8
+        let copy = [UInt64](unsafeUninitializedCapacity: words) { buffer, count in
+            memcpy(buffer.baseAddress!, slot + block.offset, block.count)
+            count = words
+        }
+        let intact = copy.withUnsafeBytes { raw in
+            raw.load(as: UInt64.self) == Checksum.hash(raw.baseAddress! + 8, count: block.count - 8,
+                                                       seed: CarriedFreePages.checksumSeed(transactionID))
+        }
+        guard intact else { return nil }
+        var copied = self
+        copied.carriedCopy = copy
+        return copied
+    }
+
+    /// The carried free pages: `carried`, or decoded now from `carriedCopy` (the same checks as
+    /// `decodingCarried`; a failure here means a forged meta, as the copy's checksum held).
+    func carriedFreePages() -> Result<CarriedFreePages, DecodeFailure> {
+        guard !carriedCopy.isEmpty else { return .success(carried) }
+        return carriedCopy.withUnsafeBytes { block in
+            CarriedFreePages.decode(block, words: carriedCopy.count - 1, transactionID: transactionID, pageCount: pageCount, pageSize: pageSize)
+                .mapError { .invalid("meta \(transactionID % 2): \($0.reason)") }
         }
     }
 
