@@ -361,25 +361,33 @@ public final class Database: Sendable {
 
     /// Copies and validates the meta of `generation` (nil if it does not validate: the caller
     /// retries), and remembers it for the other readers of that generation.
+    /// - Throws: `StrataError.unsupportedFormat` if it is a valid meta of a format this build does
+    ///   not know (a newer build committed it; a torn copy fails the checksum instead).
     func validatedState(generation: UInt64) throws -> GenerationState? {
         let metaBase = try mapping.base(covering: 2 * pageSize)
-        return withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 8) { copy in
+        return try withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { copy in
             // The writer can be rewriting this very slot: a slow reader may still be here when
             // the writer commits g+1 and then g+2, which reuses the slot of g. The copy is
             // therefore taken first and trusted only if its checksum validates and it names
             // `generation` itself; a torn copy or a newer meta fails that check and the caller
             // retries on the generation then published. A published generation was synced
-            // before it was published: its page list (not copied) needs no verification. A meta
-            // of another format than the store's was forged (`PageLayout`): never accepted. The
+            // before it was published: its page list (not copied) needs no verification. A valid
+            // meta of a format this build does not know was committed by a newer build: refused
+            // at once with a typed error (retrying would only end in `corruptMeta`). One naming
+            // another page checksum than the store's was forged (`PageLayout`): never accepted. The
             // carried free pages are copied after the fixed part; their own checksum, seeded by
-            // the generation, fails if the slot was rewritten in between.
+            // the generation, fails if the slot was rewritten in between. They are not decoded
+            // here (only `check`, `copy` and `readerReport` use them: `carriedFree()`), so a
+            // malformed list fails those, not every read.
             let slot = metaBase + Int(generation % 2) * pageSize
             memcpy(copy.baseAddress!, slot, MetaPage.encodedSize)
-            guard case .success(let fixed) = MetaPage.decode(UnsafeRawBufferPointer(rebasing: copy[0..<MetaPage.encodedSize]), slot: generation % 2),
-                  fixed.transactionID == generation, fixed.pageChecksum == pageChecksum,
-                  let block = MetaPage.carriedBlock(UnsafeRawBufferPointer(copy), pageSize: pageSize) else { return nil }
-            memcpy(copy.baseAddress! + block.offset, slot + block.offset, block.count)
-            guard case .success(let meta) = fixed.decodingCarried(UnsafeRawBufferPointer(copy)) else { return nil }
+            let header = UnsafeRawBufferPointer(copy)
+            let decoded = MetaPage.decode(header, slot: generation % 2)
+            if case .failure(.unsupportedVersion(let version)) = decoded {
+                throw StrataError.unsupportedFormat(path: path, found: version, supported: PageLayout.formatVersion)
+            }
+            guard case .success(let fixed) = decoded, fixed.transactionID == generation, fixed.pageChecksum == pageChecksum,
+                  let meta = fixed.copyingCarried(header: header, slot: slot) else { return nil }
             return snapshots.remember(meta)
         }
     }

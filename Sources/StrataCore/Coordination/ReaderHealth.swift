@@ -48,7 +48,7 @@ extension Database {
                 counts.append((freedBy, UInt64(try cursor.value().count / 8)))
                 more = try cursor.next()
             }
-            counts += transaction.carriedFree.groups.map { ($0.freedBy, UInt64($0.pages.count)) }
+            counts += try transaction.carriedFree().groups.map { ($0.freedBy, UInt64($0.pages.count)) }
             return counts
         }
         func pinnedPages(by snapshot: UInt64) -> UInt64 {

@@ -67,13 +67,15 @@ final class SnapshotPins: @unchecked Sendable {
 
     // MARK: The writer's side
 
-    /// The lowest generation below `limit` that another open file description pins, or nil.
-    /// One `F_OFD_GETLK` when nobody pins; the kernel reports any one conflicting lock, so the
-    /// range is narrowed below each lock found until none is left.
+    /// The lowest generation from 1 and below `limit` that another open file description pins,
+    /// or nil. One `F_OFD_GETLK` when nobody pins; the kernel reports any one conflicting lock, so
+    /// the range is narrowed below each lock found until none is left. A pin of generation 0 (a
+    /// fresh store: no tree, no page) holds no page back, so it is not looked for: it would keep
+    /// the reuse limit at 0 (as the reader table, which takes 0 for an empty slot, never does).
     static func oldestPin(in file: PosixFile, below limit: UInt64) throws -> UInt64? {
         var upper = min(limit, largestPinnable + 1) // exclusive
         var oldest: UInt64?
-        while upper > 0, let found = try firstPin(in: file, from: 0, below: upper) {
+        while upper > 1, let found = try firstPin(in: file, from: 1, below: upper) {
             oldest = found
             upper = found
         }

@@ -2,16 +2,17 @@ import Glibc
 
 extension Database {
     /// The newest on-disk format version this build reads and writes, the one new stores get. It
-    /// also reads and writes stores of the older versions (1 to 3; see `storeFormatVersion`); a newer
-    /// version is refused with `StrataError.unsupportedFormat`.
+    /// also reads and writes stores of the older versions (1 to 3) in their own format (see
+    /// `storeFormatVersion`); a newer version is refused with `StrataError.unsupportedFormat`.
     public static var formatVersion: UInt32 { PageLayout.formatVersion }
 
-    /// The on-disk format version of this store: 4 for a store created by this build (or a
-    /// compacting copy) or by a build of format 3 (its next commit writes format-4 metas: same
-    /// pages), 2 for one created before format 3, which keeps its format for life (a format-1
-    /// store reports 2, the format its first writer upgrades it to: same pages, same page
-    /// checksums).
-    public var storeFormatVersion: UInt32 { pageChecksum.formatVersion }
+    /// The on-disk format version of this store, the one its newest meta is in: 4 for a store
+    /// created by this build (or a compacting copy), 3 or 2 for one created by an older build,
+    /// which keeps its format for life, so that processes still running that build keep working
+    /// with it (a format-1 store reports 2, the format its first writer upgrades it to: same
+    /// pages, same page checksums). A compacting copy (`copy(to:compact: true)`, `strata copy
+    /// --compact`) is the way to move a store to the current format.
+    public var storeFormatVersion: UInt32 { (try? read { $0.formatVersion }) ?? pageChecksum.formatVersion }
 
     /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).
     public func dataFileSize() throws -> UInt64 { try dataFile.size() }

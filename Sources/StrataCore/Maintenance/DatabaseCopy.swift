@@ -75,8 +75,8 @@ extension Database {
         // by a format-4 store, whose copy is format 4).
         var meta = MetaPage(transactionID: transaction.generation, pageSize: pageSize, catalog: transaction.catalog,
                             freeTree: transaction.freeTree, pageCount: pageCount, commitTime: transaction.commitTime,
-                            formatVersion: pageChecksum.formatVersion)
-        meta.carried = transaction.carriedFree
+                            formatVersion: transaction.formatVersion)
+        meta.carried = try transaction.carriedFree()
         let slot = meta.transactionID % 2
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { page.deallocate() }

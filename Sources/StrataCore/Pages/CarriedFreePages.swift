@@ -13,8 +13,13 @@
 /// `wordCapacity` words, every group non-empty, `freedBy` strictly ascending and never past the
 /// meta's transaction (a commit carries the pages it freed itself under its own id), every page
 /// past the meta pages and below the meta's page count, no page twice. That a carried page is in
-/// no tree and not also in the free tree is what `StoreChecker` verifies; the allocator refuses
-/// a page the free tree names again while the carried copy is still reusable (`addReusable`).
+/// no tree and not also in the free tree is what `StoreChecker` verifies. Writes catch a forged
+/// duplicate only within one transaction: a page the free tree names again while the carried
+/// copy is still reusable (`addReusable`), or one handed out already (`loadFreeRecord`,
+/// `checkPendingUnused`, `carryFreeList`). Across transactions (the carried copy handed out and
+/// committed, the free tree's copy loaded later) nothing but `check()` sees it, and writes to a
+/// forged store can hand the page out twice and corrupt it first: the same limit as a page the
+/// free tree names twice in records loaded by different transactions.
 struct CarriedFreePages: Equatable, Sendable {
     struct Group: Equatable, Sendable {
         /// The transaction that freed the pages (for pages that were reusable when they were

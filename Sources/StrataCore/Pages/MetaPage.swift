@@ -49,15 +49,19 @@ struct MetaPage: Equatable {
     /// `decodingRuns`, not by `decode`: readers following a live writer never need them.
     var pageRuns: [PageRun] = []
     /// The format the meta was read in (1: written by an older Strata, upgraded by the next
-    /// writer; 3: by an older Strata, upgraded by the next commit), or is to be written in (2 or 4:
-    /// the store's, see `PageLayout`). No default: a meta
-    /// written in the wrong format would name pages whose checksums it cannot verify.
+    /// writer), or is to be written in (2, 3 or 4: the store's, see `PageLayout`). No default: a
+    /// meta written in the wrong format would name pages whose checksums it cannot verify.
     var formatVersion: UInt32
     /// The digest of the stored checksums of the pages `pageRuns` names (0 when it names none).
     var pageDigest: UInt64 = 0
     /// Free pages this generation lists here instead of in `freeTree` (format 4; always empty
     /// in older formats). Filled by `decodingCarried`, not by `decode`.
     var carried = CarriedFreePages()
+    /// A reader's copy of the carried block (its checksum word, then its words; empty if it
+    /// carries none), checksummed but not decoded: readers need the list only for `check`,
+    /// `copy` and `readerReport`, which decode it with `carriedFreePages()`. Filled by
+    /// `copyingCarried`, instead of `carried`.
+    var carriedCopy: [UInt64] = []
 
     /// Bytes of the fixed part (everything but the run list).
     static let encodedSize = Offset.runList
@@ -134,6 +138,12 @@ struct MetaPage: Equatable {
 
     /// Bytes written for this meta: the fixed part, the run list and the carried free pages.
     var byteCount: Int { MetaPage.encodedSize + 8 * pageRuns.count + CarriedFreePages.blockByteCount(words: carried.wordCount) }
+
+    /// The format the next meta after this one is written in: this one's, but format 1, which a
+    /// writer's first open upgrades to 2 (`WriterRecovery`). Formats never change in place
+    /// otherwise (`PageLayout`): a format-3 store stays format 3, so that a process still running
+    /// a build that knows only formats 1...3 keeps reading and writing it.
+    var writtenFormat: UInt32 { formatVersion == 1 ? PageChecksum.multiplyXorshift.formatVersion : formatVersion }
 
     /// Whether metas of this format carry free pages (`carried`); older ones keep every free page
     /// in the free tree.
@@ -221,6 +231,39 @@ struct MetaPage: Equatable {
             return .success(decoded)
         case .failure(let malformed):
             return .failure(.invalid("meta \(transactionID % 2): \(malformed.reason)"))
+        }
+    }
+
+    /// Copies the carried block of a meta whose fixed part decoded into `self` (`header`, a
+    /// private copy) from `slot` (the meta page in the mapping, which the writer may be
+    /// rewriting) into `carriedCopy`, without decoding it; nil if the counts do not fit the page
+    /// or the copy fails its checksum (seeded by the transaction id: torn, or the slot already
+    /// holds a newer meta). Only format 4 carries a block.
+    func copyingCarried(header: UnsafeRawBufferPointer, slot: UnsafeRawPointer) -> MetaPage? {
+        guard let block = MetaPage.carriedBlock(header, pageSize: pageSize) else { return nil }
+        guard block.count > 0 else { return self }
+        let words = block.count / 8
+        let copy = [UInt64](unsafeUninitializedCapacity: words) { buffer, count in
+            memcpy(buffer.baseAddress!, slot + block.offset, block.count)
+            count = words
+        }
+        let intact = copy.withUnsafeBytes { raw in
+            raw.load(as: UInt64.self) == Checksum.hash(raw.baseAddress! + 8, count: block.count - 8,
+                                                       seed: CarriedFreePages.checksumSeed(transactionID))
+        }
+        guard intact else { return nil }
+        var copied = self
+        copied.carriedCopy = copy
+        return copied
+    }
+
+    /// The carried free pages: `carried`, or decoded now from `carriedCopy` (the same checks as
+    /// `decodingCarried`; a failure here means a forged meta, as the copy's checksum held).
+    func carriedFreePages() -> Result<CarriedFreePages, DecodeFailure> {
+        guard !carriedCopy.isEmpty else { return .success(carried) }
+        return carriedCopy.withUnsafeBytes { block in
+            CarriedFreePages.decode(block, words: carriedCopy.count - 1, transactionID: transactionID, pageCount: pageCount, pageSize: pageSize)
+                .mapError { .invalid("meta \(transactionID % 2): \($0.reason)") }
         }
     }
 

@@ -41,21 +41,21 @@ enum MetaReader {
     static func choose(in file: PosixFile, storePath: String, verifying: Bool = true) throws -> Choice {
         let size = try file.size()
         guard size > 0 else { throw StrataError.notAStore(path: storePath, reason: "the data file is empty") }
-        var candidates: [(slot: UInt64, meta: MetaPage)] = []
+        var candidates: [(slot: UInt64, meta: MetaPage, problem: String?)] = []
         var failures: [MetaPage.DecodeFailure] = []
         var pageSizes = [PageLayout.minimumPageSize, 8192, 16384, PageLayout.maximumPageSize]
         switch try readMeta(file, offset: 0, slot: 0) {
-        case .success(let meta):
-            candidates.append((0, meta))
-            pageSizes = [meta.pageSize]
+        case .success(let read):
+            candidates.append((0, read.meta, read.problem))
+            pageSizes = [read.meta.pageSize]
         case .failure(let failure):
             failures.append(failure)
         }
         // Meta 1 sits one page in; if meta 0 is unreadable, try every legal page size.
         for pageSize in pageSizes where UInt64(pageSize + MetaPage.encodedSize) <= size {
             switch try readMeta(file, offset: UInt64(pageSize), slot: 1) {
-            case .success(let meta) where meta.pageSize == pageSize:
-                candidates.append((1, meta))
+            case .success(let read) where read.meta.pageSize == pageSize:
+                candidates.append((1, read.meta, read.problem))
             case .success:
                 failures.append(.invalid("meta 1 page size disagrees"))
             case .failure(let failure):
@@ -70,7 +70,8 @@ enum MetaReader {
         if candidates.count == 2, candidates[0].meta.pageSize != candidates[1].meta.pageSize {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the page size")
         }
-        // A file's format never changes in place but from 1 to 2 (`PageLayout`): metas naming
+        // A file's format never changes in place but from 1 to 2 (`PageLayout`; formats 3 and 4
+        // side by side were written by a build that upgraded format 3 in place): metas naming
         // different page checksums cannot both belong to it.
         if candidates.count == 2, candidates[0].meta.pageChecksum != candidates[1].meta.pageChecksum {
             throw StrataError.corruptMeta(path: storePath, reason: "the two metas disagree on the format (versions \(candidates[0].meta.formatVersion) and \(candidates[1].meta.formatVersion))")
@@ -81,7 +82,10 @@ enum MetaReader {
         for (index, candidate) in ordered.enumerated() {
             // A file too short for the last candidate left is reported as truncated (`checkLength`).
             let isLast = index == ordered.count - 1
-            if verifying, let problem = try damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) {
+            // A meta whose fixed part verified but whose run list or carried pages did not is a
+            // commit cut short (or rotted) like one whose pages did not all arrive: rejected and
+            // reported, never dropped silently.
+            if let problem = try candidate.problem ?? (verifying ? damage(of: candidate.meta, in: file, fileSize: size, checkingLength: !isLast) : nil) {
                 rejected.append("generation \(candidate.meta.transactionID): \(problem)")
                 if skipped == nil { skipped = SkippedCommit(generation: candidate.meta.transactionID, reason: problem) }
                 continue
@@ -106,13 +110,24 @@ enum MetaReader {
         throw StrataError.corruptMeta(path: storePath, reason: (reasons + rejected).joined(separator: "; "))
     }
 
+    /// A meta read from its slot: `problem` is why its run list or carried free pages fail
+    /// (`meta` is then its fixed part, which decoded and verified), nil if it decoded in full.
+    private struct ReadMeta {
+        var meta: MetaPage
+        var problem: String?
+    }
+
     /// Reads the fixed part of a meta and then, if it names pages or carries free pages, the rest.
-    private static func readMeta(_ file: PosixFile, offset: UInt64, slot: UInt64) throws -> Result<MetaPage, MetaPage.DecodeFailure> {
+    private static func readMeta(_ file: PosixFile, offset: UInt64, slot: UInt64) throws -> Result<ReadMeta, MetaPage.DecodeFailure> {
         var bytes = [UInt8](repeating: 0, count: MetaPage.encodedSize)
         let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, count: MetaPage.encodedSize, at: offset) }
         guard count == MetaPage.encodedSize else { return .failure(.invalid("meta \(slot) is cut short")) }
         let decoded = bytes.withUnsafeBytes { MetaPage.decode($0, slot: slot) }
-        guard case .success(let meta) = decoded else { return decoded }
+        let meta: MetaPage
+        switch decoded {
+        case .success(let fixed): meta = fixed
+        case .failure(let failure): return .failure(failure)
+        }
         let listBytes = bytes.withUnsafeBytes { MetaPage.runListByteCount($0, pageSize: meta.pageSize) }
         let carried = bytes.withUnsafeBytes { MetaPage.carriedBlock($0, pageSize: meta.pageSize) }
         let tailBytes = max(listBytes, carried.map { $0.offset + $0.count - MetaPage.encodedSize } ?? 0)
@@ -121,9 +136,16 @@ enum MetaReader {
             let read = try bytes.withUnsafeMutableBytes {
                 try file.read(into: $0.baseAddress! + MetaPage.encodedSize, count: tailBytes, at: offset + UInt64(MetaPage.encodedSize))
             }
-            guard read == tailBytes else { return .failure(.invalid("meta \(slot) page list is cut short")) }
+            guard read == tailBytes else { return .success(ReadMeta(meta: meta, problem: "its meta's page list is cut short")) }
         }
-        return bytes.withUnsafeBytes { raw in meta.decodingRuns(raw).flatMap { $0.decodingCarried(raw) } }
+        switch bytes.withUnsafeBytes({ raw in meta.decodingRuns(raw).flatMap { $0.decodingCarried(raw) } }) {
+        case .success(let full):
+            return .success(ReadMeta(meta: full))
+        case .failure(.invalid(let reason)):
+            return .success(ReadMeta(meta: meta, problem: reason))
+        case .failure(let failure):
+            return .failure(failure)
+        }
     }
 
     /// Why `meta` cannot be trusted (nil if it can): the file is shorter than its pages (when

@@ -19,10 +19,10 @@ enum PageChecksum: Sendable, Equatable {
         }
     }
 
-    /// The format version a meta of a store with these page checksums is written in (a format-1
-    /// store becomes format 2 when a writer first opens it: same pages, metas with a page list; a
-    /// format-3 store becomes format 4 at its first commit: same pages, metas that carry free
-    /// pages).
+    /// The newest format version a store with these page checksums can be in (a format-1 store
+    /// becomes format 2 when a writer first opens it: same pages, metas with a page list). A
+    /// format-3 store stays format 3: its metas are written in the format of the meta they follow
+    /// (`MetaPage.writtenFormat`), never upgraded in place.
     var formatVersion: UInt32 {
         switch self {
         case .multiplyXorshift: 2

@@ -27,15 +27,17 @@
 /// when a commit changes it: a store created before format 3 stays format 2 (pages and metas) for
 /// its whole life, every build from format 3 on reads and writes it as such, and a format-1 store
 /// becomes format 2 at its writer's first open (`WriterRecovery`; same pages). Format 4 changes
-/// only the metas: a format-3 store's next commit writes a format-4 meta (same pages, same page
-/// checksum); from then on a build that knows only formats 1...3 refuses it (`unsupportedFormat`,
-/// as it finds a meta of version 4). A format-2 store stays format 2 and keeps every free page in
-/// its free tree. New stores and compacting copies (`Database.copy(to:compact: true)`, which
-/// rebuilds every page: the way to move a format-2 store to format 4) are format 4; a page copy
-/// keeps its source's page checksum (format 2, or 4 for 3 and 4), and `load` writes into a store
-/// in that store's format. Both metas of a file therefore name the same page
-/// checksum (formats 3 and 4 side by side are the upgrade in progress); a file whose metas
-/// disagree is refused as corrupt (`MetaReader`). The metas' own
+/// only the metas, yet a format-3 store stays format 3 too (every commit writes its meta in the
+/// format of the meta it follows, `MetaPage.writtenFormat`, and carries no free pages): an
+/// upgrade in place would make every process still running a build that knows only formats 1...3
+/// fail on the store (its readers and standby writers find a meta they cannot read). Formats 2
+/// and 3 keep every free page in the free tree. New stores and compacting copies
+/// (`Database.copy(to:compact: true)`, `strata copy --compact`, which rebuild every page: the way
+/// to move an older store to format 4) are format 4; a page copy keeps its source's format, and
+/// `load` writes into a store in that store's format. Both metas of a file therefore name the
+/// same page checksum (a format-3 store that a build of format 4 upgraded in place before this
+/// rule, with metas 3 and 4 side by side, is read as the format of its newest meta); a file whose
+/// metas disagree on the page checksum is refused as corrupt (`MetaReader`). The metas' own
 /// checksums use `Checksum` in every format, so a build that knows only older formats still
 /// validates a newer meta and refuses the store with `unsupportedFormat` instead of calling it
 /// corrupt.

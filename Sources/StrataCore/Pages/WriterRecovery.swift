@@ -27,7 +27,7 @@ enum WriterRecovery {
         }
         if meta.formatVersion == 1 {
             meta.transactionID += 1
-            meta.formatVersion = PageChecksum.multiplyXorshift.formatVersion // same pages: format 2, never 3
+            meta.formatVersion = meta.writtenFormat // same pages: format 2, never 3
             meta.pageRuns = []
             try withUnsafeTemporaryAllocation(byteCount: meta.byteCount, alignment: 8) { buffer in
                 meta.encode(into: buffer.baseAddress!)

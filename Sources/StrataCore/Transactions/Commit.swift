@@ -23,7 +23,8 @@ import Glibc
 //   sync, so it is exactly as durable as the tree root the meta names; falling back to the
 //   previous meta falls back to its list, whose pages this commit could reuse only under the
 //   rule above (they are free in that generation too). Pages freed by the last commit are in
-//   its list and stay out of reach like any others.
+//   its list, or in its free tree if its list spilled there, and stay out of reach like any
+//   others.
 // - A meta names at most `MetaPage.verifiedPageLimit` pages (2 MiB) in at most `runCapacity` runs,
 //   so opening verifies at most that much (twice if the newest commit is rejected). A larger
 //   commit instead syncs its pages first and writes a meta naming none: two flushes, which is
@@ -86,7 +87,7 @@ extension WriteTransaction {
         try saveFreeList()
         var meta = MetaPage(transactionID: transactionID, pageSize: pageSize, catalog: catalog,
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
-                            formatVersion: database.pageChecksum.formatVersion)
+                            formatVersion: base.writtenFormat)
         meta.carried = allocator.carriedOut
         try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
@@ -100,9 +101,10 @@ extension Database {
     /// readers only follow a published meta.
     func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
-        // The store's format never changes in place (`PageLayout`): a meta of another one would
-        // name pages sealed with another checksum.
-        precondition(meta.formatVersion == pageChecksum.formatVersion, "a commit's meta must be in its store's format")
+        // The store's format never changes in place (`PageLayout`): the meta is in its base's
+        // format (`MetaPage.writtenFormat`); one naming another page checksum would name pages
+        // sealed with another hash.
+        precondition(meta.formatVersion >= 2 && meta.pageChecksum == pageChecksum, "a commit's meta must be in its store's format")
         let syncs = options.durability != .none
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         //    Not synced on its own: the commit's one sync covers the new size.

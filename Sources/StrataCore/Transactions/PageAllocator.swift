@@ -378,7 +378,20 @@ extension WriteTransaction {
         // go into the free tree too, and a reserve of reusable pages stays in the meta, so the
         // next small commits take their pages there without loading (and rewriting) a record.
         try checkPendingUnused()
+        // Leftover pages are reusable now and stay so: recorded just below this transaction's
+        // limit, they sort next to its own record at the end of the tree (0 when nothing was
+        // reusable: pages this transaction allocated and freed again).
+        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
+        // At reuse limit 0 a pending group can be freed by 0 too (leftovers of an earlier
+        // transaction at limit 0): its records would have the leftover records' keys, and one
+        // would overwrite the other. It goes into the leftover records instead (never handed out
+        // here: it is not in `reusable`).
+        var pendingInLeftover: [UInt64] = []
         for group in allocator.carriedPending.groups {
+            if group.freedBy == leftoverFreedBy {
+                pendingInLeftover = group.pages
+                continue
+            }
             try putFreeRecords(freedBy: group.freedBy, pages: group.pages)
         }
         let reserveCount = min(allocator.carriedCapacity / 2 - 1, allocator.reusable.count - 2 * (allocator.freeTree.depth + 2))
@@ -393,10 +406,6 @@ extension WriteTransaction {
         var recordedFreed = 0
         var recordedReusable: [UInt64]?
         var reusableChunks = 0
-        // Leftover pages are reusable now and stay so: recorded just below this transaction's
-        // limit, they sort next to its own record at the end of the tree (0 when nothing was
-        // reusable: pages this transaction allocated and freed again).
-        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
         for _ in 0..<10_000 {
             if allocator.freed.count != recordedFreed {
                 let total = allocator.freed.count
@@ -408,7 +417,8 @@ extension WriteTransaction {
                 recordedFreed = total
                 continue
             }
-            let leftover = Array(allocator.reusable.reversed()) // ascending: `reusable` is kept descending
+            var leftover = Array(allocator.reusable.reversed()) // ascending: `reusable` is kept descending
+            if !pendingInLeftover.isEmpty { leftover = (leftover + pendingInLeftover).sorted() }
             if leftover != recordedReusable ?? [] || recordedReusable == nil {
                 let chunks = (leftover.count + capacity - 1) / capacity
                 for chunk in 0..<chunks {
@@ -437,8 +447,9 @@ extension WriteTransaction {
         guard allocator.carriedCapacity > 0 else { return false }
         allocator.freed.sort()
         var list = allocator.carriedPending
-        // The reuse limit is at most the committed generation, so the three `freedBy` differ:
-        // leftovers below the limit, pending groups from it, this transaction's own above.
+        // The reuse limit is at most the committed generation, so this transaction's own
+        // `freedBy` is above every other; leftovers (below the limit) and pending groups (from
+        // it) differ too, except at limit 0, where both are 0: `insert` merges them.
         let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
         list.insert(freedBy: leftoverFreedBy, pages: allocator.reusable)
         list.insert(freedBy: transactionID, pages: allocator.freed)

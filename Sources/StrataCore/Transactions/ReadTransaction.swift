@@ -11,8 +11,12 @@ public final class ReadTransaction: Transaction {
     @exclusivity(unchecked) public private(set) var commitTime: UInt64
     /// The snapshot's free-page tree (for verification and statistics).
     @exclusivity(unchecked) private(set) var freeTree: TreeRecord
-    /// The free pages the snapshot's meta carries besides its free tree (format 4).
-    @exclusivity(unchecked) private(set) var carriedFree: CarriedFreePages
+    /// The free pages the snapshot's meta carries besides its free tree (format 4): decoded
+    /// (`carriedDecoded`), or a reader's undecoded copy (`carriedCopy`), see `carriedFree()`.
+    @exclusivity(unchecked) private var carriedDecoded: CarriedFreePages
+    @exclusivity(unchecked) private var carriedCopy: [UInt64]
+    /// The format the snapshot's meta is in, as a writer of it would write it (a page copy keeps it).
+    @exclusivity(unchecked) private(set) var formatVersion: UInt32
     /// The snapshot's high-water mark.
     public var pageCount: UInt64 { access.committedPageCount }
 
@@ -20,11 +24,27 @@ public final class ReadTransaction: Transaction {
         self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
-        carriedFree = meta.carried
+        carriedDecoded = meta.carried
+        carriedCopy = meta.carriedCopy
+        formatVersion = meta.writtenFormat
         super.init(database: database, access: access, catalog: meta.catalog, generation: meta.transactionID)
     }
 
     deinit { if isActive { database.releaseSnapshot(claim) } }
+
+    /// The free pages the snapshot's meta carries besides its free tree (format 4), decoded now.
+    /// - Throws: `StrataError.corruptMeta` if the list is malformed (only a forged meta's is: its
+    ///   checksum held when the snapshot began).
+    func carriedFree() throws -> CarriedFreePages {
+        guard !carriedCopy.isEmpty else { return carriedDecoded }
+        var meta = MetaPage(transactionID: generation, pageSize: access.pageSize, catalog: catalog, freeTree: freeTree,
+                            pageCount: pageCount, commitTime: commitTime, formatVersion: formatVersion)
+        meta.carriedCopy = carriedCopy
+        switch meta.carriedFreePages() {
+        case .success(let list): return list
+        case .failure(let failure): throw StrataError.corruptMeta(path: database.path, reason: "generation \(generation): \(failure)")
+        }
+    }
 
     /// Starts another life of an ended transaction taken from the pool, on `meta`'s generation
     /// registered by `claim`. Trees opened in the last life stay known if the generation is the
@@ -34,7 +54,9 @@ public final class ReadTransaction: Transaction {
         self.claim = claim
         commitTime = meta.commitTime
         freeTree = meta.freeTree
-        carriedFree = meta.carried
+        carriedDecoded = meta.carried
+        carriedCopy = meta.carriedCopy
+        formatVersion = meta.writtenFormat
         if generation != meta.transactionID {
             trees.removeAll(keepingCapacity: true)
             generation = meta.transactionID

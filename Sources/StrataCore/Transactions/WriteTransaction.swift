@@ -60,7 +60,7 @@ public final class WriteTransaction: Transaction {
         transactionID = base.transactionID + 1
         self.session = session
         self.base = base
-        let carries = MetaPage.carriesFreePages(formatVersion: database.pageChecksum.formatVersion)
+        let carries = MetaPage.carriesFreePages(formatVersion: base.writtenFormat)
         allocator = PageAllocator(nextPage: base.pageCount, committedPageCount: base.pageCount,
                                   freeTree: base.freeTree, reuseLimit: reuseLimit,
                                   carriedCapacity: carries ? CarriedFreePages.wordCapacity(pageSize: base.pageSize) : 0)

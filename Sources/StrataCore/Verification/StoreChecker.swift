@@ -80,7 +80,7 @@ struct StoreChecker {
         let freeTree = transaction.freeTree
         try walkTree(name: "(free pages)", record: freeTree)
         try accountFreePages(freeTree)
-        for group in transaction.carriedFree.groups {
+        for group in try transaction.carriedFree().groups {
             for page in group.pages { _ = claim(page, as: StoreChecker.free, context: "carried free pages (freed by \(group.freedBy))") }
         }
         var lost: [UInt64] = []
