@@ -83,6 +83,10 @@ public final class Database: Sendable {
         /// Pages the last commit of this session wrote: a transaction after a large one does not
         /// take pages at the file's end for runs (it is likely large too, and scattered anyway).
         @exclusivity(unchecked) var lastCommitPages = 0
+        /// The pages of the last commit, for the next transaction's dirty table to be sized for
+        /// (`takeDirtyTable`); that transaction takes it and leaves 0, so a transaction after it
+        /// that aborts or commits nothing does not size its table for that commit again.
+        @exclusivity(unchecked) var pagesExpectedNext = 0
         /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
         @exclusivity(unchecked) var lastCommit = DirtyPages()
         /// Catalog entries of the newest generation this session knows (see `WriterCatalogMemory`).
@@ -114,8 +118,11 @@ public final class Database: Sendable {
         func takeDirtyTable() -> DirtyPages {
             // After a commit too large for the kept table, the next transaction is likely large
             // too: its table starts at that size (growing from 32 slots to a batch of a thousand
-            // typed inserts took seven rehashes, ~300 instructions an insert).
-            if lastCommitPages * 2 > WriterSession.spareDirtyTableLimit { return DirtyPages(expecting: lastCommitPages) }
+            // typed inserts took seven rehashes, ~300 instructions an insert). Only that one:
+            // later ones start small until another commit writes many pages.
+            let expected = pagesExpectedNext
+            pagesExpectedNext = 0
+            if expected * 2 > WriterSession.spareDirtyTableLimit { return DirtyPages(expecting: expected) }
             let table = spareDirtyTable
             spareDirtyTable = DirtyPages()
             return table

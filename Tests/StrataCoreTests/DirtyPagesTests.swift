@@ -172,4 +172,34 @@ import StrataTestFixtures
         #expect(table.capacity > capacity && table.count == 3000)
         #expect(DirtyPages(expecting: 0).capacity == 32)
     }
+
+    /// After a commit too large for the kept table, only the next transaction's table is sized for
+    /// it: a transaction after that one that aborted or committed nothing starts small again
+    /// (before, every such transaction allocated a table sized for the large commit).
+    @Test func onlyTheFirstTransactionAfterALargeCommitGetsALargeTable() throws {
+        let dir = TemporaryDirectory()
+        var options = DatabaseOptions()
+        options.pageSize = 4096
+        let db = try Database(path: dir.path, options: options)
+        let value = [UInt8](repeating: 7, count: 1500)
+        try db.write { tx in
+            let tree = try tx.createTree("t")
+            for i in 0..<600 { try tx.put(Array(String(format: "k%04d", i).utf8), value, in: tree) }
+        }
+        func capacityOfNextTable(_ end: (WriteTransaction) throws -> Void) throws -> Int {
+            let tx = try db.beginWrite()
+            let capacity = tx.access.dirty.capacity
+            try end(tx)
+            return capacity
+        }
+        #expect(try capacityOfNextTable { $0.abort() } > 256, "the first transaction after the large commit")
+        #expect(try capacityOfNextTable { try $0.commit() } <= 256, "after an aborted transaction")
+        #expect(try capacityOfNextTable { $0.abort() } <= 256, "after a commit of no pages")
+        try db.write { tx in
+            let tree = try tx.tree("t")
+            for i in 0..<600 { try tx.put(Array(String(format: "k%04d", i).utf8), Array(value.dropLast()), in: tree) }
+        }
+        #expect(try capacityOfNextTable { $0.abort() } > 256, "after a second large commit")
+        #expect(try capacityOfNextTable { $0.abort() } <= 256, "after that")
+    }
 }

@@ -42,3 +42,36 @@ import StrataTestFixtures
         #expect(try db.withSnapshot { try $0.get("k", inTree: Self.composed) } == nil)
     }
 }
+
+extension TreeNameBytesTests {
+    private struct Rollback: Error {}
+
+    /// A handle to "é" (NFC) that a rolled-back nested transaction opened, while "e\u{301}" now
+    /// sits at its index: the handle is another transaction's, not a missing tree's. (`==` calls
+    /// the two names equal, so a refusal that used it reported `treeNotFound`.)
+    @Test func aRolledBackHandleIsRefusedAsAnotherTransactionsEvenForAnEquivalentName() throws {
+        let precomposed = "\u{E9}", decomposed = "e\u{301}"
+        #expect(precomposed == decomposed && Array(precomposed.utf8) != Array(decomposed.utf8))
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in
+            var stale: Tree?
+            do {
+                try tx.nested { sub in
+                    stale = try sub.createTree(precomposed)
+                    throw Rollback()
+                }
+            } catch is Rollback {}
+            let now = try tx.createTree(decomposed)
+            #expect(now.index == stale!.index)
+            do {
+                _ = try tx.count(stale!)
+                Issue.record("the rolled-back handle was accepted")
+            } catch let StrataError.misuse(message) {
+                #expect(message.contains("belongs to another transaction"))
+            } catch {
+                Issue.record("expected misuse, got \(error)")
+            }
+        }
+    }
+}

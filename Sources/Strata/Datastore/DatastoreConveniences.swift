@@ -137,7 +137,7 @@ extension StoreWriteContext {
             return true
         }
         guard !identifiers.isEmpty else { return 0 }
-        for treeName in try layout.treeNames(in: transaction) where treeName != layout.log && treeName != layout.info {
+        for treeName in try layout.treeNames(in: transaction) where !StoredName.same(treeName, layout.log) && !StoredName.same(treeName, layout.info) {
             try write.clear(try write.tree(treeName))
         }
         // One appender for the whole loop: `changeLog(_:)` searches the context's list of logs.
@@ -154,8 +154,13 @@ extension DatastoreLayout {
     }
 
     /// Every tree of this datastore present in the snapshot: primary, log, info and indexes.
+    /// Matched by bytes (`StoredName`): a datastore whose name is only canonically equivalent
+    /// to this one's is another datastore, whose trees are not this one's.
     func treeNames(in transaction: Transaction) throws -> [String] {
         let indexPrefix = index("")
-        return try transaction.treeNames().filter { $0 == primary || $0 == log || $0 == info || $0.hasPrefix(indexPrefix) }
+        return try transaction.treeNames().filter {
+            StoredName.same($0, primary) || StoredName.same($0, log) || StoredName.same($0, info)
+                || StoredName.name($0, startsWith: indexPrefix)
+        }
     }
 }

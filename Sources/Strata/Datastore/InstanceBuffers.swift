@@ -4,12 +4,14 @@
 /// insert, callgrind).
 ///
 /// A write takes the buffers (`take`) and gives them back (`give`); each setter replaces its
-/// buffer's bytes, keeping the storage. Nothing is emptied when the buffers are given back: the
-/// arrays the write handed on may still be referenced then (a parameter the optimizer has not
-/// released yet), and emptying a shared array would copy it. By the next write's setters
-/// nothing else refers to them. A write that starts while another holds them
-/// (user code re-entering the datastore from an `encode(to:)`) takes empty ones, so two writes
-/// never share a buffer.
+/// buffer's bytes, keeping the storage. A write does not empty them when it gives them back: the
+/// arrays it handed on may still be referenced then (a parameter the optimizer has not released
+/// yet), and emptying a shared array would allocate a new one. By the next write's setters
+/// nothing else refers to them. So between the writes of one context the buffers hold the last
+/// instance's identifier and envelope; the context empties them (`empty`) when it ends, before
+/// `WriteContextReuse` keeps them, so no instance's bytes outlive its context. A write that
+/// starts while another holds them (user code re-entering the datastore from an `encode(to:)`)
+/// takes empty ones, so two writes never share a buffer.
 struct InstanceBuffers {
     private(set) var id: [UInt8] = []
     private(set) var envelope: [UInt8] = []
@@ -29,6 +31,13 @@ struct InstanceBuffers {
     mutating func give(_ buffers: inout InstanceBuffers) {
         guard buffers.capacityInBytes <= Self.maximumKeptCapacity else { return }
         swap(&buffers, &self)
+    }
+
+    /// Forgets the bytes, keeping the storage (called once nothing else refers to the arrays:
+    /// when the context that holds them ends).
+    mutating func empty() {
+        id.removeAll(keepingCapacity: true)
+        envelope.removeAll(keepingCapacity: true)
     }
 
     /// Sets `id` to the encoding of `identifier` (its `orderedKeyBytes`).

@@ -16,9 +16,10 @@ import Synchronization
 ///
 /// Each log's generation lives in a `Slot` that an appender looks up once (`slot(for:)`) and then
 /// reads and writes without the lock and the dictionary (~390 instructions of every commit's
-/// first append).
+/// first append). Slots are keyed by the log name's UTF-8 bytes, as the catalog keys trees:
+/// keyed by `String`, two logs whose names are only canonically equivalent would share one.
 final class ChangeLogMemory: Sendable {
-    private let slots = Mutex<[String: Slot]>([:])
+    private let slots = Mutex<[[UInt8]: Slot]>([:])
 
     /// What is remembered about one log.
     final class Slot: Sendable {
@@ -39,10 +40,11 @@ final class ChangeLogMemory: Sendable {
 
     /// The slot of `log` (the same one for every caller asking for that name).
     func slot(for log: String) -> Slot {
-        slots.withLock { slots in
-            if let slot = slots[log] { return slot }
+        let key = Array(log.utf8)
+        return slots.withLock { slots in
+            if let slot = slots[key] { return slot }
             let slot = Slot()
-            slots[log] = slot
+            slots[key] = slot
             return slot
         }
     }

@@ -7,7 +7,9 @@ import Synchronization
 /// Safe to hand on because nothing in that state outlives its transaction's meaning: tree handles
 /// are re-checked on every use (`DatastoreTrees`, `ChangeLogAppender`: a handle of a finished
 /// transaction is never open), an appender's position in its log is forgotten when the state is
-/// taken (`forgetPosition`), and buffers are handed back empty. The state is given back only when
+/// taken (`forgetPosition`), and buffers are kept empty (`give` empties the instance buffers, which
+/// hold the last instance's identifier and envelope until then; `WriteScratch` is emptied after
+/// every write), so no user data outlives its context. The state is given back only when
 /// its context is freed, that is when no writer of it (which holds the context) is left to touch
 /// it; it then goes to one context at a time (the next one to take it).
 final class WriteContextReuse: Sendable {
@@ -44,6 +46,8 @@ final class WriteContextReuse: Sendable {
               state.changeLogs.count <= Self.maximumDatastores else { return }
         let bufferBytes = state.datastoreTrees.reduce(0) { $0 + $1.trees.scratch.capacityInBytes + $1.trees.instanceBuffers.capacityInBytes }
         guard bufferBytes <= Self.maximumBufferBytes else { return }
+        // The context is freed: nothing else refers to its buffers, emptying them copies nothing.
+        for (_, trees) in state.datastoreTrees { trees.instanceBuffers.empty() }
         spare.withLock { spare in
             if spare == nil { spare = state }
         }

@@ -185,6 +185,7 @@ extension Database {
         //    (at full durability) on the disk.
         session.committed = meta
         session.lastCommitPages = dirty.count
+        session.pagesExpectedNext = dirty.count
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
         lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)
     }

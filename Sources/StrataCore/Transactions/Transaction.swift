@@ -69,7 +69,7 @@ public class Transaction {
     @inline(never)
     private func refusal(of tree: Tree) -> StrataError {
         guard isActive else { return StrataError.closed(what: "transaction") }
-        guard tree.transactionSerial == serial, tree.index < trees.count, trees[tree.index].name == tree.name else {
+        guard tree.transactionSerial == serial, tree.index < trees.count, TreeName.same(trees[tree.index].name, tree.name) else {
             return StrataError.misuse("tree handle '\(tree.name)' belongs to another transaction; open it again in this one")
         }
         return StrataError.treeNotFound(name: tree.name)

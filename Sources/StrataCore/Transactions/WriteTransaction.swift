@@ -128,9 +128,9 @@ public final class WriteTransaction: Transaction {
     // MARK: Writes
 
     /// Stores `value` under `key`. Returns true if an existing value was replaced.
-    @discardableResult
     /// (Inlinable: the bytes are lent in the caller's module, specialized for its key and value
     /// types; unspecialized, the two generic `withBytes` calls cost ~300 instructions a put.)
+    @discardableResult
     @inlinable
     public func put(_ key: some BytesConvertible, _ value: some BytesConvertible, in tree: Tree, mode: PutMode = .upsert) throws -> Bool {
         try key.withBytes { key in try value.withBytes { value in try putBytes(key, value, in: tree, mode: mode) } }

@@ -40,10 +40,11 @@ struct LeafHint {
     /// The branches from the root down to the leaf's parent, with the child index taken in each.
     /// (Replaced by swapping arrays, see `LeafHints.remember`.)
     var path: [WriteTransaction.PathEntry]
-    /// Where the last key looked up in the leaf was (or would go): a guess for the next one,
-    /// checked against the keys around it before it is used. A put of the key a lookup just
-    /// found (`valueForReplacing`, a unique index's check before its put) lands there, and two
-    /// compares replace the binary search.
+    /// Where the last key looked up in the leaf was (or would go), or the place right after the
+    /// key the last put stored: a guess for the next one, checked against the keys around it
+    /// before it is used. A put of the key a lookup just found (`valueForReplacing`, a unique
+    /// index's check before its put) lands there, as does the next key of an ascending run of
+    /// puts, and two compares replace the binary search.
     var lastIndex = 0
 
     /// The smallest key the leaf may hold (inclusive), or nil for the leftmost leaf.
@@ -137,7 +138,7 @@ struct LeafHints {
 
 extension WriteTransaction {
     /// Remembers `leaf`, reached through `path` in the tree `record`, for the next insert into it.
-    /// Takes `path` (which is left empty). `index`: where the key looked up is or would go.
+    /// Takes `path` (which is left empty). `index`: the guess for the next key (`lastIndex`).
     @inline(__always)
     func rememberLeaf(_ leaf: PageBuffer, path: inout [PathEntry], record: TreeRecord, index: Int) {
         leafHints.remember(root: record.root, depth: record.depth, nestingDepth: nestingDepth, leaf: leaf, path: &path, index: index)
@@ -157,8 +158,9 @@ extension WriteTransaction {
     }
 
     /// The hinted leaf and the position of `key` in it, if the hint is for the tree `record` and
-    /// `key` belongs to that leaf; nil sends the insert down from the root.
-    func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool)? {
+    /// `key` belongs to that leaf; nil sends the insert down from the root. `position`: the
+    /// hint's place in `leafHints` (for `setLastIndex` after the put).
+    func hintedLeaf(for record: TreeRecord, key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, exact: Bool, position: Int)? {
         // The hint is read in place (`leafHints.hints[position]`), not copied.
         guard let position = leafHints.position(root: record.root) else { return nil }
         let leaf = leafHints.hints[position].leaf
@@ -172,20 +174,20 @@ extension WriteTransaction {
         let afterLast = compareKeys(key, try page.leafKey(last))
         if afterLast > 0 {
             if let upper = try leafHints.hints[position].upperBound(), compareKeys(key, upper) >= 0 { return nil }
-            return (leaf, page.count, false)
+            return (leaf, page.count, false, position)
         }
-        if afterLast == 0 { return (leaf, last, true) }
+        if afterLast == 0 { return (leaf, last, true, position) }
         // Where the last lookup in this leaf was, if the key is there (or goes there).
         let guess = min(leafHints.hints[position].lastIndex, last)
         let atGuess = compareKeys(key, try page.leafKey(guess))
-        if atGuess == 0 { return (leaf, guess, true) }
-        if atGuess < 0, guess > 0, compareKeys(key, try page.leafKey(guess - 1)) > 0 { return (leaf, guess, false) }
+        if atGuess == 0 { return (leaf, guess, true, position) }
+        if atGuess < 0, guess > 0, compareKeys(key, try page.leafKey(guess - 1)) > 0 { return (leaf, guess, false, position) }
         if compareKeys(key, try page.leafKey(0)) < 0 {
             if let lower = try leafHints.hints[position].lowerBound(), compareKeys(key, lower) < 0 { return nil }
-            return (leaf, 0, false)
+            return (leaf, 0, false, position)
         }
         let (index, exact) = try page.search(key)
         leafHints.setLastIndex(index, at: position)
-        return (leaf, index, exact)
+        return (leaf, index, exact, position)
     }
 }

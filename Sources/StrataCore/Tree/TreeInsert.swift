@@ -86,25 +86,28 @@ extension WriteTransaction {
         }
         let size = PageBuffer.leafNodeSize(keyCount: key.count, valueCount: value.count, overflow: !isInline)
         // The leaf of the previous insert, when the key belongs there and fits: no descent.
-        if let (leaf, index, exact) = try hintedLeaf(for: record, key: key),
+        if let (leaf, index, exact, position) = try hintedLeaf(for: record, key: key),
            leaf.freeSpace + (exact ? leaf.nodeSize(index) + 2 : 0) >= size + 2 {
             if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
                 return try insertCopies(into: &record, key: key, value: value, mode: mode)
             }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
+            // The next key of an ascending run goes right after this one.
+            leafHints.setLastIndex(index + 1, at: position)
             leafHintInserts &+= 1
             return exact
         }
         var (path, leaf) = try touchPath(&record, key: key)
         if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
+            leafHints.recycle(&path)
             return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
         let (index, exact) = try leaf.page().search(key)
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
-            rememberLeaf(leaf, path: &path, record: record, index: index)
+            rememberLeaf(leaf, path: &path, record: record, index: index + 1)
         } else {
             let overflowPage = isInline ? 0 : try writeOverflow(value, record: &record)
             try splitLeaf(leaf, insertAt: index, key: key, value: value, overflowPage: isInline ? nil : overflowPage,

@@ -20,7 +20,7 @@ extension WriteTransaction {
     public func withFirstKey<Result>(startingWith prefix: UnsafeRawBufferPointer, in tree: Tree,
                                      _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
         let record = trees[try state(of: tree)].record
-        if record.root != 0, let (leaf, index, _) = try hintedLeaf(for: record, key: prefix) {
+        if record.root != 0, let (leaf, index, _, _) = try hintedLeaf(for: record, key: prefix) {
             let page = try leaf.page()
             if index < page.count {
                 let key = try page.leafKey(index)
