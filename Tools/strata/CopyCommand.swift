@@ -12,7 +12,7 @@ enum CopyCommand: Command {
             its slot (the other meta slot is cleared), so DEST opens at exactly the snapshot's generation
             and keeps PATH's format. With --compact, DEST is a new store that receives every tree entry
             by entry in key order: no free pages, a minimal file, a new generation count, and this
-            build's format (a format-2 store becomes format 3, which older builds of Strata refuse).
+            build's format (a format-2 or format-3 store becomes format 4, which older builds of Strata refuse).
             DEST must not exist. The copy is
             synced to disk and verified with a full check before the command reports success.
             """,
