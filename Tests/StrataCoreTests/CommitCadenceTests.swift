@@ -28,9 +28,12 @@ import StrataTestFixtures
             }
             let forecast = try #require(cadence.forecast, "seed \(seed), commit \(index)")
             #expect(forecast.period > 900_000 && forecast.period < 1_100_000, "seed \(seed)")
-            // The next commit lies in the forecast, give or take the jitter.
-            #expect(forecast.earliest <= commits[index + 1] + 40_000, "seed \(seed), commit \(index)")
-            #expect(forecast.latest + 40_000 >= commits[index + 1], "seed \(seed), commit \(index)")
+            // The next commit lies in the forecast, give or take the jitter and the period
+            // estimate's own error (a few µs: a seed put the earliest edge 912 ns past
+            // jitter alone).
+            let slack: UInt64 = 40_000 + 5_000
+            #expect(forecast.earliest <= commits[index + 1] + slack, "seed \(seed), commit \(index)")
+            #expect(forecast.latest + slack >= commits[index + 1], "seed \(seed), commit \(index)")
             #expect(forecast.latest - forecast.earliest <= 100_000, "seed \(seed), commit \(index)")
         }
     }
