@@ -27,6 +27,11 @@ struct PageAllocator {
     let committedPageCount: UInt64
     var freeTree: TreeRecord
     let reuseLimit: UInt64
+    /// The `freedBy` under which pages still reusable at commit are recorded (in the meta or the
+    /// free tree): just below the reuse limit, so they stay reusable and sort next to this
+    /// transaction's own record; 0 when nothing was reusable (pages this transaction allocated
+    /// and freed again). The carry and the spill path must key them alike: both read this.
+    var leftoverFreedBy: UInt64 { reuseLimit > 0 ? reuseLimit - 1 : 0 }
     /// Pages free to use now, sorted descending so `popLast` hands out the lowest number.
     var reusable: [UInt64] = []
     /// Committed pages this transaction stopped referencing.
@@ -378,10 +383,8 @@ extension WriteTransaction {
         // go into the free tree too, and a reserve of reusable pages stays in the meta, so the
         // next small commits take their pages there without loading (and rewriting) a record.
         try checkPendingUnused()
-        // Leftover pages are reusable now and stay so: recorded just below this transaction's
-        // limit, they sort next to its own record at the end of the tree (0 when nothing was
-        // reusable: pages this transaction allocated and freed again).
-        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
+        // Leftover pages are reusable now and stay so (`PageAllocator.leftoverFreedBy`).
+        let leftoverFreedBy = allocator.leftoverFreedBy
         // At reuse limit 0 a pending group can be freed by 0 too (leftovers of an earlier
         // transaction at limit 0): its records would have the leftover records' keys, and one
         // would overwrite the other. It goes into the leftover records instead (never handed out
@@ -450,8 +453,7 @@ extension WriteTransaction {
         // The reuse limit is at most the committed generation, so this transaction's own
         // `freedBy` is above every other; leftovers (below the limit) and pending groups (from
         // it) differ too, except at limit 0, where both are 0: `insert` merges them.
-        let leftoverFreedBy = allocator.reuseLimit > 0 ? allocator.reuseLimit - 1 : 0
-        list.insert(freedBy: leftoverFreedBy, pages: allocator.reusable)
+        list.insert(freedBy: allocator.leftoverFreedBy, pages: allocator.reusable)
         list.insert(freedBy: transactionID, pages: allocator.freed)
         guard list.wordCount <= allocator.carriedCapacity else { return false }
         try checkFreedOnce(sortedCount: allocator.freed.count)
