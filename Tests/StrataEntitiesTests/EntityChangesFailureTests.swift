@@ -17,27 +17,15 @@ import Testing
         var commits = store.changes().makeAsyncIterator()
         let pageSize = database.pageSize
         let path = directory.path + "/data"
-        // The damage is timed by the shared poller's next delivery; with many stores polled at
-        // once that delivery can be for the commit before (its snapshot then reads well and the
-        // change arrives). Such an attempt is retried with the next commit; an iterator that ends
-        // without an error fails the test at once.
-        var thrown: (any Error)?
-        for attempt in 1...3 where thrown == nil {
+        let outcome = try await DamagedChangeStream.outcome(label: "entityChangesFailure", armDamage: {
             ChangeMonitor.shared.runOnceDuringNextDelivery(to: database) {
                 // Before the poller reads the new snapshot.
                 CatalogDamage.breakNewestRootPage(dataPath: path, pageSize: pageSize, generation: database.generation)
             }
-            try await store.resolve([.new("person", with: ["name": .string("Bob \(attempt)")])])
-            do {
-                guard try await commits.next() != nil else {
-                    Issue.record("the change iterator ended without an error (attempt \(attempt))")
-                    return
-                }
-                print("[entityChangesFailure] attempt \(attempt): the change arrived before the damage; retrying")
-            } catch {
-                thrown = error
-            }
+        }, commit: { attempt in try await store.resolve([.new("person", with: ["name": .string("Bob \(attempt)")])]) }, next: { try await commits.next() != nil })
+        guard case .threw(let error) = outcome, case StrataError.corruptPage = error else {
+            Issue.record("expected corruptPage, got \(outcome)")
+            return
         }
-        if let thrown, case StrataError.corruptPage = thrown {} else { Issue.record("expected corruptPage, got \(String(describing: thrown))") }
     }
 }

@@ -19,26 +19,15 @@ import Testing
         let database = store.database
         let pageSize = database.pageSize
         let path = directory.path + "/data"
-        // The damage is timed by the poller's next delivery; on a loaded machine that delivery can
-        // be for the commit before (its snapshot then reads well and the change arrives). Such an
-        // attempt is retried with the next commit; the iterator must throw within a few.
-        var thrown: (any Error)?
-        for attempt in 1...3 where thrown == nil {
+        let outcome = try await DamagedChangeStream.outcome(label: "datastoreChangesFailure", armDamage: {
             ChangeMonitor.shared.runOnceDuringNextDelivery(to: database) {
                 // Before the poller reads the new snapshot.
                 CatalogDamage.breakNewestRootPage(dataPath: path, pageSize: pageSize, generation: database.generation)
             }
-            try await books.persist(all[attempt])
-            do {
-                guard try await changes.next() != nil else {
-                    Issue.record("the change iterator ended without an error (attempt \(attempt))")
-                    return
-                }
-                print("[datastoreChangesFailure] attempt \(attempt): the change arrived before the damage; retrying")
-            } catch {
-                thrown = error
-            }
+        }, commit: { attempt in try await books.persist(all[attempt]) }, next: { try await changes.next() != nil })
+        guard case .threw(let error) = outcome, case StrataError.corruptPage = error else {
+            Issue.record("expected corruptPage, got \(outcome)")
+            return
         }
-        if let thrown, case StrataError.corruptPage = thrown {} else { Issue.record("expected corruptPage, got \(String(describing: thrown))") }
     }
 }
