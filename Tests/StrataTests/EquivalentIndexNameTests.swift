@@ -107,9 +107,23 @@ import StrataTestFixtures
 
     @Test func aFormerNameEquivalentToTheNewNameIsTakenOver() throws {
         #expect(SignNameFormat.name == ComposedNameFormat.name && SignNameFormat.formerNames == [ComposedNameFormat.name])
-        let store = try Store.inMemory()
-        let old = try store.datastore(ComposedNameFormat.self)
-        for id in 1...3 { try old.persist(Tick(id: id, value: id)) }
+        let dir = TemporaryDirectory()
+        do {
+            let store = try Store(at: dir.path)
+            defer { store.close() }
+            let old = try store.datastore(ComposedNameFormat.self)
+            for id in 1...3 { try old.persist(Tick(id: id, value: id)) }
+        }
+        // A read-only store reads the data where it is, under the former name.
+        do {
+            let reader = try Store(at: dir.path, mode: .readOnly)
+            defer { reader.close() }
+            let renamed = try reader.datastore(SignNameFormat.self)
+            #expect(try renamed.loadAll().map(\.id) == [1, 2, 3])
+            #expect(try renamed.loadAll(2, from: \.value).map(\.id) == [2])
+        }
+        let store = try Store(at: dir.path)
+        defer { store.close() }
         let renamed = try store.datastore(SignNameFormat.self)
         #expect(try renamed.loadAll().map(\.id) == [1, 2, 3])
         #expect(try renamed.loadAll(2, from: \.value).map(\.id) == [2])
