@@ -35,6 +35,9 @@ public final class Database: Sendable {
     public let pageSize: Int
     /// The hash of this store's page checksums, named by its format version (`PageLayout`).
     let pageChecksum: PageChecksum
+    /// The format of the meta this handle opened, as its writer writes it (`MetaPage.writtenFormat`):
+    /// fixed for the file's life, so `storeFormatVersion` reports it, open or closed.
+    let openedFormat: UInt32
     let options: DatabaseOptions
     let dataFile: PosixFile
     let io: any DataFileIO
@@ -231,6 +234,7 @@ public final class Database: Sendable {
             writer = nil
         }
         skippedCommit = skipped
+        openedFormat = newest.writtenFormat // every meta of a file is in its format (`MetaReader`)
         mapping = try FileMapping(file: dataFile, minimumLength: Int(fileSize))
         if mode == .readWrite { readers.reapDeadReaders() }
     }

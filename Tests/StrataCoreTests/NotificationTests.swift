@@ -46,7 +46,7 @@ import Testing
         // The snapshot the poller reads, against a read transaction's per-tree records (no
         // commit runs between the two).
         func stampsAndRecords() throws -> ([String: UInt64], [String: UInt64]) {
-            let stamps = try db.withSnapshot { try $0.treeStamps() }
+            let stamps = try db.withSnapshot { try $0.treeStamps() }.reduce(into: [String: UInt64]()) { $0[$1.key.name] = $1.value }
             let records = try db.read { tx in
                 var records: [String: UInt64] = [:]
                 for name in try tx.treeNames() { records[name] = try tx.record(of: try tx.tree(name)).lastModified }

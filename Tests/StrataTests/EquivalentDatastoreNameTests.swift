@@ -7,7 +7,7 @@ import StrataTestFixtures
 /// Two datastores whose names differ only in Unicode normalization — "\u{212B}" (ANGSTROM SIGN)
 /// and "A\u{30A}" (A and a combining ring), both three UTF-8 bytes, equal by `==` — are two
 /// datastores, as the catalog holds their trees apart: each one's change log, instances and
-/// removal stay its own (`StoredName`).
+/// removal stay its own (`TreeName`).
 @Suite struct EquivalentDatastoreNameTests {
     struct SignFormat: DatastoreFormat {
         static let name = "\u{212B}"

@@ -26,7 +26,8 @@ enum DumpCommand: Command {
     static func run(_ arguments: ParsedArguments) async throws {
         let path = arguments.positionals[0]
         var requested: [String] = []
-        for name in arguments.positionals.dropFirst() where !requested.contains(name) { requested.append(name) }
+        // Repeats dropped by bytes (`TreeName`): two names only canonically equivalent are two trees.
+        for name in arguments.positionals.dropFirst() where !requested.contains(where: { TreeName.same($0, name) }) { requested.append(name) }
         let decode = arguments.flag("decode")
 
         let db = try Database(path: path, mode: .readOnly)

@@ -17,7 +17,12 @@ public final class Datastore<F: DatastoreFormat, Access: StoreAccess>: Sendable 
         self.store = store
         database = Unmanaged.passUnretained(store.database)
         try F.fieldEvolution?.validate(datastore: F.name)
-        schema = DatastoreSchema<F>(name: try DatastoreRename.resolveName(of: F.self, in: store))
+        // The declaration is checked before a rename can write anything.
+        let declared = DatastoreSchema<F>()
+        let equivalent = declared.equivalentIndexNames()
+        guard equivalent.isEmpty else { throw DatastoreError.equivalentIndexNames(datastore: F.name, names: equivalent) }
+        let name = try DatastoreRename.resolveName(of: F.self, in: store)
+        schema = TreeName.same(name, F.name) ? declared : DatastoreSchema<F>(name: name)
         if Access.self == ReadWrite.self {
             try store.database.write { transaction in
                 let context = StoreWriteContext(transaction: transaction, changeLogMemory: store.changeLogMemory)

@@ -137,7 +137,7 @@ extension StoreWriteContext {
             return true
         }
         guard !identifiers.isEmpty else { return 0 }
-        for treeName in try layout.treeNames(in: transaction) where !StoredName.same(treeName, layout.log) && !StoredName.same(treeName, layout.info) {
+        for treeName in try layout.treeNames(in: transaction) where !TreeName.same(treeName, layout.log) && !TreeName.same(treeName, layout.info) {
             try write.clear(try write.tree(treeName))
         }
         // One appender for the whole loop: `changeLog(_:)` searches the context's list of logs.
@@ -148,19 +148,24 @@ extension StoreWriteContext {
 }
 
 extension DatastoreLayout {
-    /// The datastores of a store: every one records its declaration in `<name>#info`.
+    /// The datastores of a store: every one records its declaration in `<name>#info`. Each name
+    /// as its trees spell it (`TreeName`): two whose names are only canonically equivalent are two.
     static func datastoreNames(in transaction: Transaction) throws -> [String] {
-        try transaction.treeNames().compactMap { $0.hasSuffix("#info") ? String($0.dropLast("#info".count)) : nil }
+        let suffix = "#info".utf8
+        return try transaction.treeNames().compactMap { name in
+            name.utf8.count > suffix.count && name.utf8.suffix(suffix.count).elementsEqual(suffix)
+                ? String(decoding: name.utf8.dropLast(suffix.count), as: UTF8.self) : nil
+        }
     }
 
     /// Every tree of this datastore present in the snapshot: primary, log, info and indexes.
-    /// Matched by bytes (`StoredName`): a datastore whose name is only canonically equivalent
+    /// Matched by bytes (`TreeName`): a datastore whose name is only canonically equivalent
     /// to this one's is another datastore, whose trees are not this one's.
     func treeNames(in transaction: Transaction) throws -> [String] {
         let indexPrefix = index("")
         return try transaction.treeNames().filter {
-            StoredName.same($0, primary) || StoredName.same($0, log) || StoredName.same($0, info)
-                || StoredName.name($0, startsWith: indexPrefix)
+            TreeName.same($0, primary) || TreeName.same($0, log) || TreeName.same($0, info)
+                || TreeName.name($0, startsWith: indexPrefix)
         }
     }
 }

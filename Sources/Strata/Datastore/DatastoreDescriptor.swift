@@ -9,9 +9,15 @@ struct DatastoreDescriptor: Codable, Equatable {
 }
 
 struct IndexDescriptor: Codable, Equatable {
+    /// The index's name, which names its tree (`DatastoreLayout.index(_:)`): compared by its bytes
+    /// (`TreeName`), as the catalog compares tree names.
     var name: String
     var signature: String
     var isDirect: Bool
+
+    static func == (a: IndexDescriptor, b: IndexDescriptor) -> Bool {
+        TreeName.same(a.name, b.name) && a.signature == b.signature && a.isDirect == b.isDirect
+    }
 
     /// Whether this stored descriptor describes the same index as `declared`. Stores written
     /// before signatures dropped the instance type's name recorded key paths with it
@@ -19,7 +25,7 @@ struct IndexDescriptor: Codable, Equatable {
     /// when each path is the declared one under any root type name. A read-write open rewrites
     /// the stored descriptor in the current form.
     func describesSameIndex(as declared: IndexDescriptor) -> Bool {
-        guard name == declared.name, isDirect == declared.isDirect else { return false }
+        guard TreeName.same(name, declared.name), isDirect == declared.isDirect else { return false }
         if signature == declared.signature { return true }
         // "kind(value type) " ends where the paths begin (the value type may hold ", " itself).
         guard let pathsStart = declared.signature.range(of: ") .")?.upperBound else { return false }

@@ -18,7 +18,7 @@ enum DatastoreRename {
                 guard let former = try formerNameHoldingData(F.self, in: context.transaction) else { return F.name }
                 let current = DatastoreLayout(name: F.name)
                 for treeName in try DatastoreLayout(name: former).treeNames(in: context.transaction) {
-                    let suffix = treeName.dropFirst(former.count)
+                    let suffix = TreeName.name(treeName, droppingPrefix: former)
                     try context.write.renameTree(try context.write.tree(treeName), to: current.name + suffix)
                 }
                 // The name's change log is now the former datastore's, whose oldest entry may be
@@ -31,10 +31,13 @@ enum DatastoreRename {
     }
 
     /// The former name whose trees must be taken over, if any (none when `F.name` has trees).
+    /// Names are told apart by their bytes (`TreeName`), as the catalog tells their trees apart:
+    /// a former name only canonically equivalent to `F.name` ("A\u{30A}" for "\u{212B}") is
+    /// another datastore, taken over like any former name.
     private static func formerNameHoldingData<F: DatastoreFormat>(_ format: F.Type, in transaction: Transaction) throws -> String? {
         let currentHasTrees = try !DatastoreLayout(name: F.name).treeNames(in: transaction).isEmpty
         var found: String?
-        for former in F.formerNames where former != F.name {
+        for former in F.formerNames where !TreeName.same(former, F.name) {
             guard try !DatastoreLayout(name: former).treeNames(in: transaction).isEmpty else { continue }
             if currentHasTrees || found != nil { throw RenameError.datastoreNameTaken(datastore: F.name, formerName: former) }
             found = former

@@ -38,8 +38,9 @@ import Synchronization
     /// identity compares instead of a key-path projection and a search (see `IndexKeyPathTable`).
     private let resolvedKeyPaths = IndexKeyPathTable()
 
-    /// Index trees stored by an earlier declaration that no longer exists.
-    let droppedIndexes: Mutex<Set<String>>
+    /// Indexes of an earlier declaration that no longer exists, whose trees are to be dropped:
+    /// each name once by its bytes (an index whose name changed only in normalization is one).
+    let droppedIndexes: Mutex<[String]>
     /// Writes left in this process whose instance shapes are recorded (see `InstanceShape`).
     let shapeSamplesLeft = Atomic<Int>(16)
 
@@ -127,13 +128,38 @@ import Synchronization
         try DatastoreDescriptor.stored(in: context, layout: layout)
     }
 
-    /// Compares the stored declaration with the format's and records what must be rebuilt.
+    /// The declared indexes whose names differ only in Unicode normalization (none in a format
+    /// that opens). The store would hold them as two trees, but `==`, the `Set` of
+    /// `indexesNeedingBuild` and a reader of error messages call them one index, so a format may
+    /// not declare both (`DatastoreError.equivalentIndexNames`).
+    func equivalentIndexNames() -> [String] {
+        var names: [String] = []
+        // `indexes` is sorted by `<`, under which equivalent names are equal: they are neighbours.
+        for (first, second) in zip(indexes, indexes.dropFirst()) where first.name == second.name {
+            if !names.contains(where: { TreeName.same($0, first.name) }) { names.append(first.name) }
+            names.append(second.name)
+        }
+        return names
+    }
+
+    /// Compares the stored declaration with the format's and records what must be rebuilt and
+    /// dropped. Names are matched by their bytes (`TreeName`), as their trees are: a stored index
+    /// whose name is only canonically equivalent to a declared one has another tree, so the
+    /// declared one is built and the stored one dropped. A stored declaration naming an index
+    /// twice (only a forged one does) counts by its first entry.
     func reconcile(with stored: DatastoreDescriptor?, hasData: Bool) {
-        let declared = Dictionary(uniqueKeysWithValues: indexes.map { ($0.name, $0.descriptor) })
-        let previous = Dictionary((stored?.indexes ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let stale = hasData ? Set(declared.filter { previous[$0.key]?.describesSameIndex(as: $0.value) != true }.map(\.key)) : []
-        setStaleIndexes(stale)
-        droppedIndexes.withLock { $0 = Set(previous.keys).subtracting(declared.keys) }
+        let previous = stored?.indexes ?? []
+        let stale = hasData ? indexes.filter { declared in
+            previous.first { TreeName.same($0.name, declared.name) }?.describesSameIndex(as: declared.descriptor) != true
+        } : []
+        // Declared names are pairwise not equivalent (`equivalentIndexNames`), so a `Set` keeps them apart.
+        setStaleIndexes(Set(stale.map(\.name)))
+        var dropped: [String] = []
+        for index in previous where !indexes.contains(where: { TreeName.same($0.name, index.name) })
+            && !dropped.contains(where: { TreeName.same($0, index.name) }) {
+            dropped.append(index.name)
+        }
+        droppedIndexes.withLock { $0 = dropped }
     }
 
     func writeDescriptor(in context: StoreWriteContext) throws {

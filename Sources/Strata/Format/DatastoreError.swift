@@ -24,6 +24,10 @@ public enum DatastoreError: Error, Equatable, Sendable, CustomStringConvertible 
     case corruptIndexEntry(datastore: String, index: String, reason: String)
     /// An entry of the datastore's change log (what `changes()` reads) cannot be parsed.
     case corruptLogEntry(datastore: String, generation: UInt64, reason: String)
+    /// The format declares indexes whose names (property names) differ only in Unicode
+    /// normalization, such as "\u{212B}" and "A\u{30A}": Swift's `==` calls them equal, the store
+    /// would keep them as two trees. Thrown at open, before anything is written; rename one.
+    case equivalentIndexNames(datastore: String, names: [String])
 
     public var description: String {
         switch self {
@@ -49,6 +53,9 @@ public enum DatastoreError: Error, Equatable, Sendable, CustomStringConvertible 
             return "\(datastore): an entry of index '\(index)' is damaged (\(reason)); rebuild the index with warm(progress:) after restoring the store"
         case let .corruptLogEntry(datastore, generation, reason):
             return "\(datastore): the change log entry of generation \(generation) is damaged (\(reason))"
+        case let .equivalentIndexNames(datastore, names):
+            let spelled = names.map { "'\($0)' (UTF-8 \($0.utf8.map { String($0, radix: 16) }.joined(separator: " ")))" }
+            return "\(datastore): the indexes \(spelled.joined(separator: " and ")) have names that differ only in Unicode normalization; rename one of the properties"
         }
     }
 }

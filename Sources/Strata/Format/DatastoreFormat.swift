@@ -38,6 +38,13 @@ public enum InstanceCoding: Sendable, Equatable {
 /// ```
 /// Indexes are the format's stored properties; Strata finds them by reflection, named after the
 /// property. Changing them is picked up by `Datastore.warm(progress:)`.
+///
+/// Names are the store's tree names, told apart by their UTF-8 bytes, not by Swift's `==`, which
+/// calls canonically equivalent strings ("\u{212B}" and "A\u{30A}", or a precomposed "é" and
+/// "e\u{301}") equal. Two datastores whose names differ only so are two datastores, and one may
+/// take the other over through `formerNames`. An index property renamed only so is a new index
+/// (built by `warm`, the old one dropped). One format may not declare two indexes whose names
+/// differ only so: opening it throws `DatastoreError.equivalentIndexNames`.
 public protocol DatastoreFormat: Sendable {
     /// The stored type.
     associatedtype Instance: Codable & Sendable
@@ -47,7 +54,7 @@ public protocol DatastoreFormat: Sendable {
     /// Default: `InitialVersion` (only `v1`), for a format that has not changed yet.
     associatedtype Version: DatastoreVersion = InitialVersion
 
-    /// The datastore's name in the store (its trees are named after it).
+    /// The datastore's name in the store (its trees are named after it), compared by its UTF-8 bytes.
     static var name: String { get }
     /// The version new writes are stored at; older stored versions go through `migrate(_:from:)`.
     static var currentVersion: Version { get }

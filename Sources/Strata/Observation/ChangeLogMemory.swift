@@ -1,3 +1,4 @@
+import StrataCore
 import Synchronization
 
 /// What a store remembers about its change logs from one write transaction to the next: for each
@@ -16,10 +17,10 @@ import Synchronization
 ///
 /// Each log's generation lives in a `Slot` that an appender looks up once (`slot(for:)`) and then
 /// reads and writes without the lock and the dictionary (~390 instructions of every commit's
-/// first append). Slots are keyed by the log name's UTF-8 bytes, as the catalog keys trees:
-/// keyed by `String`, two logs whose names are only canonically equivalent would share one.
+/// first append). Slots are keyed by the log name's UTF-8 bytes (`TreeName.Key`), as the catalog
+/// keys trees: keyed by `String`, two logs whose names are only canonically equivalent would share one.
 final class ChangeLogMemory: Sendable {
-    private let slots = Mutex<[[UInt8]: Slot]>([:])
+    private let slots = Mutex<[TreeName.Key: Slot]>([:])
 
     /// What is remembered about one log.
     final class Slot: Sendable {
@@ -40,7 +41,7 @@ final class ChangeLogMemory: Sendable {
 
     /// The slot of `log` (the same one for every caller asking for that name).
     func slot(for log: String) -> Slot {
-        let key = Array(log.utf8)
+        let key = TreeName.Key(log)
         return slots.withLock { slots in
             if let slot = slots[key] { return slot }
             let slot = Slot()

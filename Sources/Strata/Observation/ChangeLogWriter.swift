@@ -132,10 +132,10 @@ final class ChangeLogAppender {
 /// operations that know no format (`Store.clear()`) log through the same code.
 extension StoreWriteContext {
     /// The appender of the log tree `logName` in this context (one per log, shared by every
-    /// writer of the context). Names are matched by their bytes (`StoredName`): two logs whose
+    /// writer of the context). Names are matched by their bytes (`TreeName`): two logs whose
     /// names are only canonically equivalent are two trees.
     func changeLog(_ logName: String) -> ChangeLogAppender {
-        if let appender = changeLogs.first(where: { StoredName.same($0.logName, logName) }) { return appender }
+        if let appender = changeLogs.first(where: { TreeName.same($0.logName, logName) }) { return appender }
         let appender = ChangeLogAppender(logName: logName, memory: changeLogMemory)
         changeLogs.append(appender)
         return appender

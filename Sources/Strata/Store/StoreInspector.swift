@@ -31,7 +31,7 @@ public struct DatastoreSummary: Sendable, Equatable {
     /// direct indexes.
     public func holdsInstances(_ tree: String) -> Bool {
         let layout = DatastoreLayout(name: name)
-        return StoredName.same(tree, layout.primary) || indexes.contains { $0.isDirect && StoredName.same(tree, layout.index($0.name)) }
+        return TreeName.same(tree, layout.primary) || indexes.contains { $0.isDirect && TreeName.same(tree, layout.index($0.name)) }
     }
 }
 

@@ -123,7 +123,9 @@ extension Database {
                      to write: (UnsafeRawBufferPointer) throws -> Void) throws -> DumpSummary {
         try read { transaction in
             let names = try transaction.treeNames()
-            for name in requested where !names.contains(name) { throw DumpError.noSuchTree(path: path, name: name, available: names) }
+            for name in requested where !names.contains(where: { TreeName.same($0, name) }) {
+                throw DumpError.noSuchTree(path: path, name: name, available: names)
+            }
             let trees = requested.isEmpty ? names : requested
             let total = try trees.saturatingSum { UInt64(try transaction.count(transaction.tree($0))) }
             var buffer: [UInt8] = []
@@ -173,7 +175,8 @@ extension Database {
         defer { transaction.abort() }
         let existing = try transaction.treeNames()
         if !existing.isEmpty && !replace { throw DumpError.storeNotEmpty(path: path, trees: existing.count) }
-        var loaded = Set<String>()
+        // By bytes (`TreeName`): a dump may hold two trees whose names are only canonically equivalent.
+        var loaded = Set<TreeName.Key>()
         var current: (name: String, tree: Tree)?
         var pending = 0
         let source = dump.lines.path
@@ -188,7 +191,7 @@ extension Database {
                 case .header?:
                     throw invalid("a second dump header; load one dump at a time")
                 case .tree(let name)?:
-                    if loaded.contains(name) {
+                    if loaded.contains(TreeName.Key(name)) {
                         current = (name, try transaction.tree(name))
                     } else if let tree = try transaction.treeIfPresent(name) {
                         try transaction.clear(tree)
@@ -196,7 +199,7 @@ extension Database {
                     } else {
                         current = (name, try transaction.createTree(name))
                     }
-                    if loaded.insert(name).inserted { summary.trees += 1 }
+                    if loaded.insert(TreeName.Key(name)).inserted { summary.trees += 1 }
                 case .entry(let key, let value)?:
                     guard let tree = current?.tree else { throw invalid("an entry comes before any {\"tree\":...} line") }
                     try transaction.put(key, value, in: tree)

@@ -11,8 +11,9 @@ extension Database {
     /// which keeps its format for life, so that processes still running that build keep working
     /// with it (a format-1 store reports 2, the format its first writer upgrades it to: same
     /// pages, same page checksums). A compacting copy (`copy(to:compact: true)`, `strata copy
-    /// --compact`) is the way to move a store to the current format.
-    public var storeFormatVersion: UInt32 { (try? read { $0.formatVersion }) ?? pageChecksum.formatVersion }
+    /// --compact`) is the way to move a store to the current format. Learned from the meta the
+    /// handle opened, like `pageSize`, so a closed handle still answers it.
+    public var storeFormatVersion: UInt32 { openedFormat }
 
     /// The size of the data file in bytes (it grows in steps, so it may exceed the pages in use).
     public func dataFileSize() throws -> UInt64 { try dataFile.size() }

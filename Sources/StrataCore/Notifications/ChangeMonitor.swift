@@ -76,7 +76,7 @@ public final class ChangeMonitor: @unchecked Sendable {
 
     func subscribe(_ database: Database, trees: Set<String>?, schedule: PollingSchedule) throws -> ChangeStream {
         // The stream starts from the current snapshot: only later commits produce events.
-        let (generation, stamps) = try database.withSnapshot { snapshot -> (UInt64, [String: UInt64]) in
+        let (generation, stamps) = try database.withSnapshot { snapshot -> (UInt64, [TreeName.Key: UInt64]) in
             (snapshot.generation, ChangeStream.stamps(of: trees, in: try snapshot.treeStamps()))
         }
         let stream = ChangeStream(database: database, trees: trees, identifier: ChangeMonitor.serials.add(1, ordering: .relaxed).newValue,
@@ -223,7 +223,10 @@ public final class ChangeMonitor: @unchecked Sendable {
 
 extension Database {
     /// Commits to this store from any process (this one included), as they happen. `trees`
-    /// restricts events to commits that changed one of those trees. Throws `StrataError.misuse`
+    /// restricts events to commits that changed one of those trees, each the tree of exactly
+    /// that name (its UTF-8 bytes, as the catalog names trees; a `Set` holds only one of two
+    /// canonically equivalent names, such as "\u{212B}" and "A\u{30A}": observe all trees, or
+    /// subscribe twice, to hear both). Throws `StrataError.misuse`
     /// for a schedule with an interval that is negative, not finite, above
     /// `PollingSchedule.longestInterval`, or an idle interval of 0.
     public func changes(trees: Set<String>? = nil, schedule: PollingSchedule = .standard) throws -> ChangeStream {

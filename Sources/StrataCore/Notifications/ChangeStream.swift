@@ -10,7 +10,7 @@ public final class ChangeStream: AsyncSequence, Sendable {
     public typealias Element = CommitEvent
 
     let database: Database
-    /// nil observes every tree.
+    /// nil observes every tree. Each is matched by its bytes (`TreeName`): the name as given.
     let trees: Set<String>?
     let identifier: UInt64
     private let state: Mutex<State>
@@ -22,10 +22,10 @@ public final class ChangeStream: AsyncSequence, Sendable {
         var failure: (any Error)?
         /// Generation and per-tree last-modified stamps the next event is computed against.
         var generation: UInt64
-        var treeStamps: [String: UInt64]
+        var treeStamps: [TreeName.Key: UInt64]
     }
 
-    init(database: Database, trees: Set<String>?, identifier: UInt64, generation: UInt64, treeStamps: [String: UInt64]) {
+    init(database: Database, trees: Set<String>?, identifier: UInt64, generation: UInt64, treeStamps: [TreeName.Key: UInt64]) {
         self.database = database
         self.trees = trees
         self.identifier = identifier
@@ -73,24 +73,24 @@ public final class ChangeStream: AsyncSequence, Sendable {
 
     /// The stamps a stream observing `trees` (nil: all) remembers from a snapshot's: one lookup
     /// per observed name, not a pass over the whole catalog.
-    static func stamps(of trees: Set<String>?, in snapshotStamps: [String: UInt64]) -> [String: UInt64] {
+    static func stamps(of trees: Set<String>?, in snapshotStamps: [TreeName.Key: UInt64]) -> [TreeName.Key: UInt64] {
         guard let trees else { return snapshotStamps }
-        var own: [String: UInt64] = [:]
-        for name in trees { if let stamp = snapshotStamps[name] { own[name] = stamp } }
+        var own: [TreeName.Key: UInt64] = [:]
+        for name in trees { if let stamp = snapshotStamps[TreeName.Key(name)] { own[TreeName.Key(name)] = stamp } }
         return own
     }
 
     /// Called by the poller for a new snapshot: its generation, commit time and every tree's
     /// last-modifying commit (`PageAccess.treeStamps`).
-    func deliver(generation: UInt64, commitTime: UInt64, stamps snapshotStamps: [String: UInt64]) {
+    func deliver(generation: UInt64, commitTime: UInt64, stamps snapshotStamps: [TreeName.Key: UInt64]) {
         let (previous, oldStamps) = state.withLock { ($0.generation, $0.treeStamps) }
         guard generation > previous else { return }
         // A filtered stream remembers only its own trees: one that does not exist counts as
         // changed when it appears or disappears.
         let stamps = ChangeStream.stamps(of: trees, in: snapshotStamps)
         var changed = Set<String>()
-        for (name, stamp) in stamps where oldStamps[name] != stamp { changed.insert(name) }
-        for name in oldStamps.keys where stamps[name] == nil { changed.insert(name) }
+        for (name, stamp) in stamps where oldStamps[name] != stamp { changed.insert(name.name) }
+        for name in oldStamps.keys where stamps[name] == nil { changed.insert(name.name) }
         let event = CommitEvent(generation: generation, previousGeneration: previous, commitTime: commitTime, changedTrees: changed)
         let waiter = state.withLock { state -> UnsafeContinuation<CommitEvent?, Never>? in
             state.generation = generation

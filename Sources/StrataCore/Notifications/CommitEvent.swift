@@ -12,7 +12,10 @@ public struct CommitEvent: Sendable, Equatable {
     /// When `generation` was committed (ns since 1970, the writer's clock).
     public let commitTime: UInt64
     /// Trees created, modified or dropped since `previousGeneration` (only the observed ones when
-    /// the observer filters by tree).
+    /// the observer filters by tree). Tracked by their bytes, but a `Set<String>` compares with
+    /// `==`: of two changed trees whose names are only canonically equivalent ("\u{212B}" and
+    /// "A\u{30A}") it holds one, and `contains` answers true for either name. A change is never
+    /// missed; a tree whose equivalent-named neighbour changed may look changed too.
     public let changedTrees: Set<String>
 
     func merged(with newer: CommitEvent) -> CommitEvent {

@@ -1,13 +1,14 @@
 extension PageAccess {
-    /// Every tree's last-modifying commit in the snapshot whose catalog is `catalog`, by name,
+    /// Every tree's last-modifying commit in the snapshot whose catalog is `catalog`, by name
+    /// (its bytes: two trees whose names are only canonically equivalent have a stamp each),
     /// from one walk of the catalog.
     ///
     /// Change streams compare these between the generations they report, so a commit's changed
     /// trees cost one catalog walk per delivery (shared by every stream of the store), not a
     /// descent per tree per stream. Catalog values are checked for their size before anything is
     /// read from them: a forged catalog gives `corruptPage`, never an out-of-bounds read.
-    func treeStamps(catalog: TreeRecord) throws -> [String: UInt64] {
-        var stamps: [String: UInt64] = [:]
+    func treeStamps(catalog: TreeRecord) throws -> [TreeName.Key: UInt64] {
+        var stamps: [TreeName.Key: UInt64] = [:]
         let cursor = Cursor(access: self, record: catalog)
         var more = try cursor.first()
         while more {
@@ -16,7 +17,7 @@ extension PageAccess {
             guard value.count == TreeRecord.encodedSize else {
                 throw StrataError.corruptPage(page: catalog.root, reason: "catalog entry for '\(name)' has \(value.count) bytes")
             }
-            stamps[name] = value.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self) }
+            stamps[TreeName.Key(name)] = value.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: TreeRecord.lastModifiedOffset, as: UInt64.self) }
             more = try cursor.next()
         }
         return stamps
@@ -25,7 +26,7 @@ extension PageAccess {
 
 extension ReadSnapshot {
     /// Every tree's last-modifying commit in this snapshot, by name (see `PageAccess.treeStamps`).
-    func treeStamps() throws -> [String: UInt64] {
+    func treeStamps() throws -> [TreeName.Key: UInt64] {
         try checkActive()
         return try access.treeStamps(catalog: catalog)
     }

@@ -129,9 +129,19 @@ struct CarriedFreePages: Equatable, Sendable {
         }
         guard let last = list.groups.last, !last.pages.isEmpty else { return .failure(Malformed(reason: "it carries an empty group of free pages")) }
         all.sort()
-        for index in 1..<max(1, all.count) where all[index] == all[index - 1] {
-            return .failure(Malformed(reason: "it carries free page \(all[index]) twice"))
+        if let repeated = SortedPages.firstRepeat(inAscending: all[...]) {
+            return .failure(Malformed(reason: "it carries free page \(repeated) twice"))
         }
         return .success(list)
+    }
+
+    /// Decodes a reader's copy of a meta's carried block (`MetaPage.carriedCopy`: the checksum
+    /// word, then the words; empty for none) with the checks of `decode(_:words:...)`. The
+    /// copy's checksum held when it was taken, so a failure here means a forged meta.
+    static func decode(copy: [UInt64], transactionID: UInt64, pageCount: UInt64, pageSize: Int) -> Result<CarriedFreePages, Malformed> {
+        guard !copy.isEmpty else { return .success(CarriedFreePages()) }
+        return copy.withUnsafeBytes { block in
+            decode(block, words: copy.count - 1, transactionID: transactionID, pageCount: pageCount, pageSize: pageSize)
+        }
     }
 }

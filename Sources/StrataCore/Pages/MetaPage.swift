@@ -59,7 +59,7 @@ struct MetaPage: Equatable {
     var carried = CarriedFreePages()
     /// A reader's copy of the carried block (its checksum word, then its words; empty if it
     /// carries none), checksummed but not decoded: readers need the list only for `check`,
-    /// `copy` and `readerReport`, which decode it with `carriedFreePages()`. Filled by
+    /// `copy` and `readerReport`, which decode it with `CarriedFreePages.decode(copy:)`. Filled by
     /// `copyingCarried`, instead of `carried`.
     var carriedCopy: [UInt64] = []
 
@@ -255,16 +255,6 @@ struct MetaPage: Equatable {
         var copied = self
         copied.carriedCopy = copy
         return copied
-    }
-
-    /// The carried free pages: `carried`, or decoded now from `carriedCopy` (the same checks as
-    /// `decodingCarried`; a failure here means a forged meta, as the copy's checksum held).
-    func carriedFreePages() -> Result<CarriedFreePages, DecodeFailure> {
-        guard !carriedCopy.isEmpty else { return .success(carried) }
-        return carriedCopy.withUnsafeBytes { block in
-            CarriedFreePages.decode(block, words: carriedCopy.count - 1, transactionID: transactionID, pageCount: pageCount, pageSize: pageSize)
-                .mapError { .invalid("meta \(transactionID % 2): \($0.reason)") }
-        }
     }
 
     /// Reads and validates the run list of a meta whose fixed part decoded into `self`: checksum,

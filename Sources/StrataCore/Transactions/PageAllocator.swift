@@ -85,11 +85,11 @@ struct PageAllocator {
     mutating func addReusable(_ pages: [UInt64]) -> Bool {
         guard !pages.isEmpty else { return true }
         var incoming = pages
-        if !PageAllocator.isStrictlyDescending(incoming) {
+        if !SortedPages.isStrictlyDescending(incoming) {
             incoming.reverse()
-            if !PageAllocator.isStrictlyDescending(incoming) {
+            if !SortedPages.isStrictlyDescending(incoming) {
                 incoming.sort(by: >)
-                guard PageAllocator.isStrictlyDescending(incoming) else { return false }
+                guard SortedPages.isStrictlyDescending(incoming) else { return false }
             }
         }
         guard let lowest = reusable.last, let highest = reusable.first else {
@@ -116,15 +116,6 @@ struct PageAllocator {
         merged.append(contentsOf: reusable[i...])
         merged.append(contentsOf: incoming[j...])
         reusable = merged
-        return true
-    }
-
-    private static func isStrictlyDescending(_ pages: [UInt64]) -> Bool {
-        var index = 1
-        while index < pages.count {
-            if pages[index - 1] <= pages[index] { return false }
-            index += 1
-        }
         return true
     }
 
@@ -464,8 +455,8 @@ extension WriteTransaction {
         pages.reserveCapacity(list.wordCount)
         for group in list.groups { pages.append(contentsOf: group.pages) }
         pages.sort()
-        for index in 1..<max(1, pages.count) where pages[index] == pages[index - 1] {
-            throw StrataError.corruptPage(page: pages[index], reason: "the free lists name this page twice (a tree and the carried free pages)")
+        if let repeated = SortedPages.firstRepeat(inAscending: pages[...]) {
+            throw StrataError.corruptPage(page: repeated, reason: "the free lists name this page twice (a tree and the carried free pages)")
         }
         allocator.carriedOut = list
         return true
@@ -502,11 +493,12 @@ extension WriteTransaction {
         func repeated(_ page: UInt64) -> StrataError {
             StrataError.corruptPage(page: page, reason: "the trees name this page twice (this commit freed it twice)")
         }
-        for index in 1..<max(1, sortedCount) where freed[index] == freed[index - 1] { throw repeated(freed[index]) }
+        if let page = SortedPages.firstRepeat(inAscending: freed[..<sortedCount]) { throw repeated(page) }
         guard freed.count > sortedCount else { return }
         let late = freed[sortedCount...].sorted()
-        for (offset, page) in late.enumerated() {
-            if offset > 0, late[offset - 1] == page { throw repeated(page) }
+        let lateRepeat = SortedPages.firstRepeat(inAscending: late[...])
+        for page in late {
+            if page == lateRepeat { throw repeated(page) }
             // Binary search of the sorted part.
             var (low, high) = (0, sortedCount)
             while low < high {

@@ -37,12 +37,10 @@ public final class ReadTransaction: Transaction {
     ///   checksum held when the snapshot began).
     func carriedFree() throws -> CarriedFreePages {
         guard !carriedCopy.isEmpty else { return carriedDecoded }
-        var meta = MetaPage(transactionID: generation, pageSize: access.pageSize, catalog: catalog, freeTree: freeTree,
-                            pageCount: pageCount, commitTime: commitTime, formatVersion: formatVersion)
-        meta.carriedCopy = carriedCopy
-        switch meta.carriedFreePages() {
+        switch CarriedFreePages.decode(copy: carriedCopy, transactionID: generation, pageCount: pageCount, pageSize: access.pageSize) {
         case .success(let list): return list
-        case .failure(let failure): throw StrataError.corruptMeta(path: database.path, reason: "generation \(generation): \(failure)")
+        case .failure(let malformed):
+            throw StrataError.corruptMeta(path: database.path, reason: "generation \(generation) (meta \(generation % 2)): \(malformed.reason)")
         }
     }
 

@@ -132,9 +132,13 @@ public class Transaction {
             more = try cursor.next()
         }
         // Trees created or dropped by this (write) transaction are already in the catalog copy,
-        // except those whose catalog update waits for commit.
+        // except those whose catalog update waits for commit. By bytes (`TreeName`).
         for state in trees where state.isDirty {
-            if state.isDropped { names.removeAll { $0 == state.name } } else if !names.contains(state.name) { names.append(state.name) }
+            if state.isDropped {
+                names.removeAll { TreeName.same($0, state.name) }
+            } else if !names.contains(where: { TreeName.same($0, state.name) }) {
+                names.append(state.name)
+            }
         }
         return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }

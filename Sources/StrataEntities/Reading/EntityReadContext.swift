@@ -29,14 +29,14 @@ public class EntityReadContext {
 
     func tree(_ name: String) throws -> Tree? {
         // By index: iterating the pairs copies each (retaining its name and tree).
-        for index in openedTrees.indices where openedTrees[index].name == name { return openedTrees[index].tree }
+        for index in openedTrees.indices where TreeName.same(openedTrees[index].name, name) { return openedTrees[index].tree }
         let tree = try transaction.treeIfPresent(name)
         openedTrees.append((name, tree))
         return tree
     }
 
     func remember(_ tree: Tree, named name: String) {
-        if let index = openedTrees.firstIndex(where: { $0.name == name }) { openedTrees[index].tree = tree } else { openedTrees.append((name, tree)) }
+        if let index = openedTrees.firstIndex(where: { TreeName.same($0.name, name) }) { openedTrees[index].tree = tree } else { openedTrees.append((name, tree)) }
     }
 
     // MARK: Records and entries
