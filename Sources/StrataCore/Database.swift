@@ -36,7 +36,9 @@ public final class Database: Sendable {
     /// The hash of this store's page checksums, named by its format version (`PageLayout`).
     let pageChecksum: PageChecksum
     /// The format of the meta this handle opened, as its writer writes it (`MetaPage.writtenFormat`):
-    /// fixed for the file's life, so `storeFormatVersion` reports it, open or closed.
+    /// `storeFormatVersion` reports it, open or closed. This build never changes a store's format
+    /// in place; a newer build's later meta in a newer format reaches this handle as
+    /// `unsupportedFormat` from its reads, not as a change of this value.
     let openedFormat: UInt32
     let options: DatabaseOptions
     let dataFile: PosixFile
