@@ -58,6 +58,10 @@ final class WriteQueue: @unchecked Sendable {
     /// Callers inside `groupWrite`: queued, leading (the lone fast path too), or woken and not yet
     /// returned. Balanced by a `defer`, so it is exact whenever no caller is inside.
     let callersInside = Atomic<Int>(0)
+    /// Requests taken into a group whose commit has not finished (it may be syncing while the
+    /// next leader gathers): their callers cannot queue before it has, so gathering does not
+    /// wait for them.
+    let requestsInCommit = Atomic<Int>(0)
     /// Gathering waits that ended with every expected caller queued, and those that came up short.
     let gatheringWaitsMet = Atomic<UInt64>(0)
     let gatheringWaitsShort = Atomic<UInt64>(0)
@@ -91,7 +95,8 @@ final class WriteQueue: @unchecked Sendable {
     @discardableResult
     func gatherCallers(timeout: UInt64? = nil) -> (waited: Bool, queued: Int) {
         guard gathers else { return (false, 0) }
-        let expected = min(callersInside.load(ordering: .relaxed), WriteQueue.maximumGroup)
+        let inside = callersInside.load(ordering: .relaxed) - requestsInCommit.load(ordering: .relaxed)
+        let expected = min(inside, WriteQueue.maximumGroup)
         let (wait, queued): (UInt64?, Int) = state.withLock { state in
             if state.leadersLeftWithoutGathering > 0 {
                 state.leadersLeftWithoutGathering -= 1
@@ -155,9 +160,9 @@ final class WriteQueue: @unchecked Sendable {
     /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
-            // A leader marks its group done before it frees the lead, so a request that is not
-            // done while nobody leads is still queued.
-            if request.isDone || state.isLeading { return false }
+            // A leader frees the lead before its group's sync returns: a request taken into a
+            // group waits for that group, even when nobody leads.
+            if request.isTaken || state.isLeading { return false }
             state.isLeading = true
             return true
         }
@@ -169,8 +174,17 @@ final class WriteQueue: @unchecked Sendable {
             let count = min(state.pending.count, WriteQueue.maximumGroup)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
+            for request in group { request.isTaken = true }
+            requestsInCommit.add(count, ordering: .relaxed)
             return group
         }
+    }
+
+    /// Marks the requests of a group taken with `takeGroup` done (their results are set): its
+    /// commit has finished.
+    func finish(_ group: [WriteRequest]) {
+        requestsInCommit.subtract(group.count, ordering: .relaxed)
+        for request in group { request.markDone() }
     }
 
     /// Ends a leader's turn; returns the oldest queued request, to be woken as a candidate leader.
@@ -190,6 +204,8 @@ final class WriteRequest: @unchecked Sendable {
     var body: ((WriteTransaction) throws -> Void)?
     /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
+    /// Set when a leader takes the request into its group; touched only under the queue's lock.
+    var isTaken = false
     private let done = Atomic<Bool>(false)
     private let wakeup = BlockingLock(initiallyAvailable: false)
 
@@ -219,18 +235,29 @@ extension Database {
         if !(othersInside && queue.gathers), queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
             // writes that arrive meanwhile queue and the first of them is woken to lead next.
-            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
-            let transaction = try beginWrite()
+            // The lead is freed once the commit is written: the next leader builds on it while
+            // it syncs (pipelined, see `PendingCommit`).
+            let start = Clock.monotonicNanoseconds()
+            var pending: PendingCommit?
+            let result: Result
             do {
-                transaction.isInsideWriteBody = true
-                let result = try body(transaction)
-                transaction.isInsideWriteBody = false
-                if transaction.isActive { try commitTimed(transaction, queue: queue) }
-                return result
-            } catch {
-                transaction.abort()
-                throw error
+                defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+                let transaction = try beginWrite()
+                do {
+                    transaction.isInsideWriteBody = true
+                    result = try body(transaction)
+                    transaction.isInsideWriteBody = false
+                    if transaction.isActive { pending = try transaction.commitWritingPages() }
+                } catch {
+                    transaction.abort()
+                    throw error
+                }
             }
+            if let pending {
+                try makeDurable(pending)
+                queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
+            }
+            return result
         }
         var result: Result?
         try withoutActuallyEscaping(body) { body in
@@ -247,50 +274,56 @@ extension Database {
         return result!
     }
 
-    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
+    /// Commits one group (holding `own`): writes it, frees the lead (the next leader builds on
+    /// this commit while it syncs), syncs it, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
         if queue.gathers { queue.gatherCallers() }
         let group = queue.takeGroup()
-        commit(group, writer: writer!)
+        let start = Clock.monotonicNanoseconds()
+        let written = commit(group, writer: writer!)
+        for request in group { request.body = nil }
         if let candidate = queue.releaseLead() { candidate.wake() }
+        if let (pending, succeeded) = written {
+            do {
+                if let pending {
+                    try makeDurable(pending)
+                    queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
+                }
+                if group.count > 1 {
+                    queue.groupedCommits.add(1, ordering: .relaxed)
+                    queue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+                }
+            } catch {
+                for request in succeeded { request.error = error }
+            }
+        }
+        queue.finish(group)
         for request in group where request !== own { request.wake() }
     }
 
-    /// Commits `transaction`, telling `queue` how long the commit took (its next gathering wait).
-    private func commitTimed(_ transaction: WriteTransaction, queue: WriteQueue) throws {
-        guard queue.gathers else { return try transaction.commit() }
-        let start = Clock.monotonicNanoseconds()
-        try transaction.commit()
-        queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
-    }
-
-    /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
-    /// its body directly in the transaction, as an ungrouped write would.
-    private func commit(_ group: [WriteRequest], writer: WriterSession) {
-        defer {
-            for request in group {
-                request.body = nil
-                request.markDone()
-            }
-        }
+    /// Runs the bodies of `group` in one write transaction and writes its commit (up to its
+    /// sync). A group of one runs its body directly in the transaction, as an ungrouped write
+    /// would. Returns, if the commit was written, what is still to be synced of it (nil: nothing)
+    /// and the requests it holds that succeeded so far; a request that failed has its error set.
+    private func commit(_ group: [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
         let transaction: WriteTransaction
         do {
             transaction = try beginWrite()
         } catch {
             for request in group { request.error = error }
-            return
+            return nil
         }
         if group.count == 1 {
             do {
                 transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
                 transaction.isInsideWriteBody = false
-                if transaction.isActive { try commitTimed(transaction, queue: writer.writeQueue) }
+                return (transaction.isActive ? try transaction.commitWritingPages() : nil, group)
             } catch {
                 transaction.abort()
                 group[0].error = error
             }
-            return
+            return nil
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
@@ -303,12 +336,11 @@ extension Database {
             }
         }
         do {
-            try commitTimed(transaction, queue: writer.writeQueue)
-            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
-            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
+            return (try transaction.commitWritingPages(), succeeded)
         } catch {
             transaction.abort()
             for request in succeeded { request.error = error }
+            return nil
         }
     }
 
