@@ -406,7 +406,8 @@ public final class Database: Sendable {
     /// **Group commit.** Calls from many threads share commits: while one commit is in flight,
     /// arriving calls queue, and the next commit runs all their bodies, each in its own nested
     /// transaction (`WriteTransaction.nested`), then syncs once. A body that throws is rolled back
-    /// alone and its caller gets its error; a commit that fails fails every caller of its group.
+    /// alone and its caller gets its error; a commit that fails fails every caller of its group
+    /// (and of the group that was already running on top of it while it synced: pipelined).
     /// Writes are serializable in queue order: a body sees the effects of every write committed or
     /// queued before it. Consequences for bodies:
     /// - a body may run on another thread than its caller (the group's leader) while its caller

@@ -35,6 +35,23 @@ import Glibc
 //   short and the commit is rejected.
 // - Readers that follow a live writer learn of a commit only from the generation in the lock file,
 //   which is published after the sync: they never verify anything.
+// - Pipelined: a commit that syncs gives up the writer lock once its pages and meta are written,
+//   then syncs and publishes (`PendingCommit`, `makeDurable`). The next write transaction N+1 may
+//   run on top of it (N) meanwhile, in memory only: it writes nothing to the file until N's sync
+//   has returned (`persist` waits first), so the disk never holds the unsynced writes of two
+//   commits, at most one unsynced meta is ever on disk, and N+1's meta goes into the slot of N-1
+//   only once N is durable and published. Page reuse: N+1 begins with N as its committed
+//   generation, so its reuse limit is at most N and it takes only pages free in N (N's free tree
+//   and carried list) that were freed by a transaction T < N, or pages past N's high-water mark.
+//   A page freed by T is reachable from no snapshot from T on, so from neither N-1 (the last
+//   durable generation, where a reopen falls back if N never reaches the disk) nor N; pages N
+//   freed itself (reachable from N-1) stay out of reach, as do those of readers pinning N-1 or
+//   older (the limit is also below the oldest reader). The same argument would let N+1 write its
+//   pages before N's sync returns; it waits anyway, which keeps one commit's writes in flight.
+//   If N's sync fails, its meta is wiped, N+1 fails as well (it read a state that never became
+//   durable, even if it changed nothing), and the writer goes on from N-1 (`settle`: the base,
+//   and what the session kept of N, go back). A caller returns only once its own commit's sync
+//   returned; `close()` keeps the writer locks until a syncing commit is published.
 // - A writer that opens a store first wipes a rejected meta (its transaction id and pages will be
 //   reused, which could make it verify later) and syncs what it adopted (`WriterRecovery`).
 // - Number, transaction id and checksum do not tell this commit's page from one an abandoned

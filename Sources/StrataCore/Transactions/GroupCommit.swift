@@ -5,10 +5,15 @@ import Synchronization
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
 /// leads: it takes every queued request, runs each body inside its own nested transaction of one
 /// write transaction, in queue order, and commits once — one sync covers the whole group.
-/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
-/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
-/// group with their results. A caller returns only once the commit holding its changes is durable
-/// (or with its own error; a failed commit fails every request of the group that had succeeded).
+/// Requests arriving while the bodies run join the group; so do requests arriving while the
+/// commit before it is still syncing (this one could not write before that sync returns anyway).
+/// Once the group's pages and meta are written, the leader gives up the lead and wakes the oldest
+/// queued caller as a candidate for the next one — which builds on this commit while it syncs
+/// (pipelined commits, see `PendingCommit`) — then syncs, and wakes the callers of its own group
+/// with their results. A caller returns only once the commit holding its changes is durable (or
+/// with its own error; a failed commit fails every request of the group that had succeeded, and
+/// the group built on it). Gathering (below) does not wait for the callers of a commit still
+/// syncing: they cannot queue before it has finished.
 ///
 /// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
 /// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
@@ -50,6 +55,9 @@ final class WriteQueue: @unchecked Sendable {
         var leadersLeftWithoutGathering = 0
         var pauseAfterNextShortfall = WriteQueue.leadersWithoutGatheringAfterShortfall
         var lastCommitNanoseconds: UInt64 = 0
+        /// Posted (and cleared) by the next `enqueue`: a leader waiting for arrivals while the
+        /// commit before its own still syncs (`waitForArrival`).
+        var arrivalWakeup: BlockingLock?
     }
     private let state = Mutex(State())
     /// Whether leaders gather (commits sync) — see the type's comment.
@@ -77,6 +85,10 @@ final class WriteQueue: @unchecked Sendable {
     func enqueue(_ request: WriteRequest) -> Bool {
         state.withLock { state in
             state.pending.append(request)
+            if let wakeup = state.arrivalWakeup {
+                state.arrivalWakeup = nil
+                wakeup.unlock()
+            }
             if state.gatheringTarget > 0, state.pending.count >= state.gatheringTarget {
                 // Posting under the lock never blocks, and lets a leader whose wait just timed
                 // out know the post is already made (see `gatherCallers`).
@@ -135,6 +147,24 @@ final class WriteQueue: @unchecked Sendable {
         return (true, queuedNow)
     }
 
+    /// The leader, its bodies run while the commit before its own is still syncing: sleeps on
+    /// `wakeup` until a request queues (it joins the group) or something else posts `wakeup`
+    /// (that commit's sync returned: `PendingCommit.wakeWhenFinished`). Returns at once if a
+    /// request is queued. `wakeup` belongs to one leader's commit, so a post that finds nobody
+    /// waiting is dropped with it.
+    func waitForArrival(on wakeup: BlockingLock) {
+        let waits = state.withLock { state in
+            guard state.pending.isEmpty else { return false }
+            state.arrivalWakeup = wakeup
+            return true
+        }
+        guard waits else { return }
+        wakeup.lock()
+        state.withLock { state in
+            if state.arrivalWakeup === wakeup { state.arrivalWakeup = nil }
+        }
+    }
+
     /// Whether the next leader skips gathering (a recent wait came up short).
     var isGatheringPaused: Bool { state.withLock { $0.leadersLeftWithoutGathering > 0 } }
 
@@ -169,9 +199,9 @@ final class WriteQueue: @unchecked Sendable {
     }
 
     /// The next group: the queued requests, oldest first.
-    func takeGroup() -> [WriteRequest] {
+    func takeGroup(limit: Int = WriteQueue.maximumGroup) -> [WriteRequest] {
         state.withLock { state in
-            let count = min(state.pending.count, WriteQueue.maximumGroup)
+            let count = min(state.pending.count, limit)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
             for request in group { request.isTaken = true }
@@ -278,9 +308,9 @@ extension Database {
     /// this commit while it syncs), syncs it, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
         if queue.gathers { queue.gatherCallers() }
-        let group = queue.takeGroup()
+        var group = queue.takeGroup()
         let start = Clock.monotonicNanoseconds()
-        let written = commit(group, writer: writer!)
+        let written = commit(&group, writer: writer!)
         for request in group { request.body = nil }
         if let candidate = queue.releaseLead() { candidate.wake() }
         if let (pending, succeeded) = written {
@@ -305,7 +335,7 @@ extension Database {
     /// sync). A group of one runs its body directly in the transaction, as an ungrouped write
     /// would. Returns, if the commit was written, what is still to be synced of it (nil: nothing)
     /// and the requests it holds that succeeded so far; a request that failed has its error set.
-    private func commit(_ group: [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
+    private func commit(_ group: inout [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
         let transaction: WriteTransaction
         do {
             transaction = try beginWrite()
@@ -313,7 +343,7 @@ extension Database {
             for request in group { request.error = error }
             return nil
         }
-        if group.count == 1 {
+        if group.count == 1 && (writer.inFlight?.isFinished ?? true) {
             do {
                 transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
@@ -327,12 +357,31 @@ extension Database {
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
-        for request in group {
+        let queue = writer.writeQueue
+        let wakeup = BlockingLock(initiallyAvailable: false)
+        var registered = false
+        var next = 0
+        while next < group.count {
+            let request = group[next]
+            next += 1
             do {
                 try transaction.nested { try request.body?($0) }
                 succeeded.append(request)
             } catch {
                 request.error = error
+            }
+            guard next == group.count && group.count < WriteQueue.maximumGroup else { continue }
+            group += queue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
+            // While the commit before is still syncing, this one could not write anyway: requests
+            // arriving meanwhile join it instead of waiting for the next flush.
+            while next == group.count, group.count < WriteQueue.maximumGroup,
+                  let previous = writer.inFlight, !previous.isFinished {
+                if !registered {
+                    registered = true
+                    previous.wakeWhenFinished(wakeup)
+                }
+                queue.waitForArrival(on: wakeup)
+                group += queue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
             }
         }
         do {

@@ -43,15 +43,21 @@ final class PendingCommit: @unchecked Sendable {
         for lock in locks { lock.unlock() }
     }
 
+    /// Unlocks `lock` once this commit has finished (at once if it has).
+    func wakeWhenFinished(_ lock: BlockingLock) {
+        let now = waiters.withLock { state in
+            if !state.isFinished { state.locks.append(lock) }
+            return state.isFinished
+        }
+        if now { lock.unlock() }
+    }
+
     /// Sleeps until `finish` was called (no spinning). Any number of calls, from any thread.
     func waitUntilFinished() {
         guard !isFinished else { return }
         let lock = BlockingLock(initiallyAvailable: false)
-        let waits = waiters.withLock { state in
-            if !state.isFinished { state.locks.append(lock) }
-            return !state.isFinished
-        }
-        if waits { lock.lock() }
+        wakeWhenFinished(lock)
+        lock.lock()
     }
 }
 
