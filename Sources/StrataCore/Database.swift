@@ -73,16 +73,10 @@ public final class Database: Sendable {
         /// Set when a failed commit could not be undone on disk: this handle refuses further
         /// writes; reopening the store resolves which generation is current.
         @exclusivity(unchecked) var isPoisoned = false
-        /// `close()` was called: the process's writer locks are released by whoever ends the last
-        /// hold (`endWriterHold`). Atomic: `close()` sets it from any thread without the lock.
+        /// `close()` was called while a write transaction held `lock`: the transaction releases the
+        /// process's writer locks when it ends (`releaseWriter`). Atomic: `close()` sets it from
+        /// any thread without the lock.
         let releaseLocksWhenDone = Atomic<Bool>(false)
-        /// What keeps the writer locks: a running write transaction, a commit still syncing
-        /// (`PendingCommit`: it publishes after its sync, so another process must not become the
-        /// writer before), and `close()` while it decides. The locks go when the count drops to
-        /// zero after `close()` (`Database.endWriterHold`).
-        let holds = Atomic<Int>(0)
-        /// The last commit, if its sync has not been settled yet (see `PendingCommit`).
-        @exclusivity(unchecked) var inFlight: PendingCommit?
         /// Pages this session took at the file's end to keep a commit's pages together while
         /// reusable ones were on hand (see `PageAllocator.freshPageBudget`).
         @exclusivity(unchecked) var freshPagesTaken = 0
@@ -258,12 +252,20 @@ public final class Database: Sendable {
         if let writer {
             // Never wait for a running write transaction: close() may be called from inside its
             // body — on the thread that runs it, or from an async body whose transaction belongs
-            // to another thread (waiting would deadlock, on the cooperative pool at that). Nor for
-            // a commit still syncing. Whichever ends last, this call, the running transaction or
-            // the sync, releases the locks (`endWriterHold`).
-            writer.holds.add(1, ordering: .sequentiallyConsistent)
-            writer.releaseLocksWhenDone.store(true, ordering: .sequentiallyConsistent)
-            endWriterHold(writer)
+            // to another thread (waiting would deadlock, on the cooperative pool at that). A
+            // running transaction releases the locks when it ends instead (`releaseWriter`).
+            if writer.lock.tryLock() {
+                releaseWriterLocks()
+                writer.lock.unlock()
+            } else {
+                writer.releaseLocksWhenDone.store(true, ordering: .sequentiallyConsistent)
+                // The transaction may have ended between the two looks, before it read the flag;
+                // the exchange makes sure exactly one side releases the locks.
+                if writer.lock.tryLock() {
+                    if writer.releaseLocksWhenDone.exchange(false, ordering: .sequentiallyConsistent) { releaseWriterLocks() }
+                    writer.lock.unlock()
+                }
+            }
         }
         idleSnapshots.drain() // gives their sticky slots back, idle: before idle slots are released
         readers.releaseOwnedSlots(onlyIdle: true)
@@ -406,8 +408,7 @@ public final class Database: Sendable {
     /// **Group commit.** Calls from many threads share commits: while one commit is in flight,
     /// arriving calls queue, and the next commit runs all their bodies, each in its own nested
     /// transaction (`WriteTransaction.nested`), then syncs once. A body that throws is rolled back
-    /// alone and its caller gets its error; a commit that fails fails every caller of its group
-    /// (and of the group that was already running on top of it while it synced: pipelined).
+    /// alone and its caller gets its error; a commit that fails fails every caller of its group.
     /// Writes are serializable in queue order: a body sees the effects of every write committed or
     /// queued before it. Consequences for bodies:
     /// - a body may run on another thread than its caller (the group's leader) while its caller
@@ -443,11 +444,9 @@ public final class Database: Sendable {
             throw StrataError.misuse("write transactions cannot be nested; use the transaction you already have")
         }
         writer.lock.lock()
-        writer.holds.add(1, ordering: .sequentiallyConsistent)
         writer.owner.store(thread, ordering: .relaxed)
         do {
             try checkOpen()
-            writer.settleIfFinished()
             guard !writer.isPoisoned else {
                 throw StrataError.misuse("a failed commit of this handle could not be rolled back on disk; close the store and open it again before writing")
             }
@@ -460,18 +459,10 @@ public final class Database: Sendable {
 
     func releaseWriter(_ writer: WriterSession) {
         writer.owner.store(0, ordering: .relaxed)
-        endWriterHold(writer)
-        writer.lock.unlock()
-    }
-
-    /// Ends one hold on the writer locks (see `WriterSession.holds`); the last one after
-    /// `close()` releases them. `close()` sets its flag before it ends its own hold, so the hold
-    /// that ends last sees the flag, and the exchange lets exactly one release.
-    func endWriterHold(_ writer: WriterSession) {
-        guard writer.holds.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 else { return }
         if writer.releaseLocksWhenDone.exchange(false, ordering: .sequentiallyConsistent) {
             releaseWriterLocks()
         }
+        writer.lock.unlock()
     }
 
     private func releaseWriterLocks() {

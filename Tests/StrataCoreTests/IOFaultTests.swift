@@ -5,8 +5,7 @@ import Testing
 /// A data file whose next call of one commit step fails: with ENOSPC or EIO, at once or after
 /// writing part of the bytes (a failing disk), or by writing part and returning (a lying disk).
 final class FaultyIO: DataFileIO, @unchecked Sendable {
-    // Only the writer calls in, one call at a time (under the store's writer lock, or for a
-    // commit's sync after it, before the next commit writes); the test arms it between commits.
+    // Only the writer calls in (under the store's writer lock); the test arms it between commits.
     /// `metaSync` is the one sync of a commit (after its meta); `pagesSync` exists only in a commit
     /// too large for its meta to name its pages (see `Database.persist`).
     enum Step: String, CaseIterable, Sendable {

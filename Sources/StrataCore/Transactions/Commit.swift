@@ -35,23 +35,6 @@ import Glibc
 //   short and the commit is rejected.
 // - Readers that follow a live writer learn of a commit only from the generation in the lock file,
 //   which is published after the sync: they never verify anything.
-// - Pipelined: a commit that syncs gives up the writer lock once its pages and meta are written,
-//   then syncs and publishes (`PendingCommit`, `makeDurable`). The next write transaction N+1 may
-//   run on top of it (N) meanwhile, in memory only: it writes nothing to the file until N's sync
-//   has returned (`persist` waits first), so the disk never holds the unsynced writes of two
-//   commits, at most one unsynced meta is ever on disk, and N+1's meta goes into the slot of N-1
-//   only once N is durable and published. Page reuse: N+1 begins with N as its committed
-//   generation, so its reuse limit is at most N and it takes only pages free in N (N's free tree
-//   and carried list) that were freed by a transaction T < N, or pages past N's high-water mark.
-//   A page freed by T is reachable from no snapshot from T on, so from neither N-1 (the last
-//   durable generation, where a reopen falls back if N never reaches the disk) nor N; pages N
-//   freed itself (reachable from N-1) stay out of reach, as do those of readers pinning N-1 or
-//   older (the limit is also below the oldest reader). The same argument would let N+1 write its
-//   pages before N's sync returns; it waits anyway, which keeps one commit's writes in flight.
-//   If N's sync fails, its meta is wiped, N+1 fails as well (it read a state that never became
-//   durable, even if it changed nothing), and the writer goes on from N-1 (`settle`: the base,
-//   and what the session kept of N, go back). A caller returns only once its own commit's sync
-//   returned; `close()` keeps the writer locks until a syncing commit is published.
 // - A writer that opens a store first wipes a rejected meta (its transaction id and pages will be
 //   reused, which could make it verify later) and syncs what it adopted (`WriterRecovery`).
 // - Number, transaction id and checksum do not tell this commit's page from one an abandoned
@@ -72,14 +55,6 @@ extension WriteTransaction {
     /// Makes every change durable (per the store's durability) and visible, as one new
     /// generation. If it throws, nothing was committed and the transaction is over.
     public func commit() throws {
-        if let pending = try commitWritingPages() { try database.makeDurable(pending) }
-    }
-
-    /// Steps 1-6 of a commit, up to the sync: ends the transaction (the writer lock is free
-    /// again) and returns the commit still to be synced with `Database.makeDurable`, or nil when
-    /// nothing is left to do (nothing changed, or the commit is already durable and published).
-    /// Until `makeDurable` returns, the commit is neither durable nor visible to readers.
-    func commitWritingPages() throws -> PendingCommit? {
         try checkActive()
         guard nestedFrames.isEmpty else { throw StrataError.misuse("commit() inside a nested transaction; return from its body instead") }
         guard !isInsideWriteBody else {
@@ -105,12 +80,8 @@ extension WriteTransaction {
             record.lastModified = transactionID
             catalog = record
         }
-        // A transaction that changed nothing commits nothing: no new generation, no sync. What
-        // it read may rest on a commit still syncing: it succeeds only if that one does.
-        guard !access.dirty.isEmpty || !allocator.freed.isEmpty else {
-            if let failure = session.waitForInFlight() { throw failure }
-            return nil
-        }
+        // A transaction that changed nothing commits nothing: no new generation, no sync.
+        guard !access.dirty.isEmpty || !allocator.freed.isEmpty else { return }
         // 2. The free list last: recording it is the final change to any tree (or, when it fits,
         //    it goes into the meta and no tree changes: `PageAllocator`).
         try saveFreeList()
@@ -118,32 +89,23 @@ extension WriteTransaction {
                             freeTree: allocator.freeTree, pageCount: allocator.nextPage, commitTime: Clock.wallNanoseconds(),
                             formatVersion: base.writtenFormat)
         meta.carried = allocator.carriedOut
-        let pending = try database.persist(dirty: access.dirty, meta: meta, session: session)
+        try database.persist(dirty: access.dirty, meta: meta, session: session)
         // Its tree pages are now the committed ones: the next transactions copy them from here.
         session.keepLastCommit(&access.dirty)
-        return pending
     }
 }
 
 extension Database {
-    /// Steps 3-7 of a commit, under the writer lock. If any step fails the store stays at its
-    /// previous generation: the meta is written after the pages it names (and is wiped again if
-    /// its sync fails), and readers only follow a published meta. A commit that must sync
-    /// returns before the sync (pipelined, see `PendingCommit`), unless the handle is closing;
-    /// the caller finishes it with `makeDurable` once the writer lock is released.
-    func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws -> PendingCommit? {
+    /// Steps 3-7 of a commit. If any step fails the store stays at its previous generation: the
+    /// meta is written after the pages it names (and is wiped again if its sync fails), and
+    /// readers only follow a published meta.
+    func persist(dirty: DirtyPages, meta proposed: MetaPage, session: WriterSession) throws {
         var meta = proposed
         // The store's format never changes in place (`PageLayout`): the meta is in its base's
         // format (`MetaPage.writtenFormat`); one naming another page checksum would name pages
         // sealed with another hash.
         precondition(meta.formatVersion >= 2 && meta.pageChecksum == pageChecksum, "a commit's meta must be in its store's format")
         let syncs = options.durability != .none
-        let pipelines = syncs && !isClosed
-        // 2b. The commit before this one may still be syncing: this one writes nothing until
-        //     that sync returned (its meta goes into the slot of the commit before that one, and
-        //     its tree may hold pages that commit wrote). If that sync failed, this transaction
-        //     was built on a state that never became durable: it fails too.
-        if let failure = session.waitForInFlight() { throw failure }
         // 3. The file must cover every page before a meta names it (readers bound reads by it).
         //    Not synced on its own: the commit's one sync covers the new size.
         let needed = meta.pageCount * UInt64(pageSize)
@@ -193,77 +155,37 @@ extension Database {
         //    one sync that makes pages, meta and file size durable together.
         try withUnsafeTemporaryAllocation(byteCount: meta.byteCount, alignment: 8) { buffer in
             meta.encode(into: buffer.baseAddress!)
+            let offset = (meta.transactionID % 2) * UInt64(pageSize)
             var written = false
             do {
-                try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: metaOffset(meta))
+                try io.writeGathered([UnsafeRawBufferPointer(buffer)], at: offset)
                 written = true
-                if syncs && !pipelines { try io.syncData() }
+                if syncs { try io.syncData() }
             } catch {
-                if written && !wipeMeta(meta, syncs: syncs) { session.isPoisoned = true }
+                // A meta that was written but not synced may still reach the disk, and with its
+                // pages it would verify. Wipe it, so the store reopens at the previous generation
+                // as this commit reports (once the zeros are written, every later open reads them;
+                // syncing them is best effort). If the wipe cannot even be written, this handle
+                // must not write again: its next commit would reuse the transaction id and pages
+                // the orphaned meta names. (A failed write leaves at most a torn meta, which fails
+                // a checksum.)
+                if written {
+                    memset(buffer.baseAddress!, 0, MetaPage.encodedSize)
+                    do {
+                        try io.writeGathered([UnsafeRawBufferPointer(rebasing: buffer[0..<MetaPage.encodedSize])], at: offset)
+                        if syncs { try? io.syncData() }
+                    } catch {
+                        session.isPoisoned = true
+                    }
+                }
                 throw error
             }
         }
-        if pipelines {
-            // 6b. The sync and the publication happen in `makeDurable`, after the writer lock is
-            //     released: the next transaction builds on this commit meanwhile.
-            let pending = PendingCommit(meta: meta, previous: session.committed)
-            session.holds.add(1, ordering: .sequentiallyConsistent) // ended in `makeDurable`
-            session.committed = meta
-            session.inFlight = pending
-            session.lastCommitPages = dirty.count
-            session.pagesExpectedNext = dirty.count
-            return pending
-        }
+        // 7. Publish: readers that load the new generation find its meta already in place, and
+        //    (at full durability) on the disk.
         session.committed = meta
         session.lastCommitPages = dirty.count
         session.pagesExpectedNext = dirty.count
-        publish(meta)
-        return nil
-    }
-
-    /// Steps 6c-7 of a pipelined commit, without the writer lock: the one sync, then publication.
-    /// Throws the sync's error (the commit is then wiped and the store stays at the previous
-    /// generation; the writer's base goes back to it when the failure is settled).
-    func makeDurable(_ pending: PendingCommit) throws {
-        do {
-            try io.syncData()
-        } catch {
-            // Nothing else writes the file meanwhile: the next commit waits for this one.
-            let wiped = wipeMeta(pending.meta, syncs: true)
-            pending.finish(failure: error, poisonsWriter: !wiped)
-            if let writer { endWriterHold(writer) }
-            throw error
-        }
-        publish(pending.meta)
-        pending.finish(failure: nil, poisonsWriter: false)
-        if let writer { endWriterHold(writer) }
-    }
-
-    private func metaOffset(_ meta: MetaPage) -> UInt64 { (meta.transactionID % 2) * UInt64(pageSize) }
-
-    /// After a failed commit whose meta was written: a meta that was written but not synced may
-    /// still reach the disk, and with its pages it would verify. Wipe it, so the store reopens at
-    /// the previous generation as this commit reports (once the zeros are written, every later
-    /// open reads them; syncing them is best effort). Returns false if the wipe cannot even be
-    /// written: then this handle must not write again, as its next commit would reuse the
-    /// transaction id and pages the orphaned meta names. (A failed write leaves at most a torn
-    /// meta, which fails a checksum.)
-    private func wipeMeta(_ meta: MetaPage, syncs: Bool) -> Bool {
-        withUnsafeTemporaryAllocation(byteCount: MetaPage.encodedSize, alignment: 8) { zeros in
-            memset(zeros.baseAddress!, 0, MetaPage.encodedSize)
-            do {
-                try io.writeGathered([UnsafeRawBufferPointer(zeros)], at: metaOffset(meta))
-                if syncs { try? io.syncData() }
-                return true
-            } catch {
-                return false
-            }
-        }
-    }
-
-    /// 7. Publish: readers that load the new generation find its meta already in place, and (at
-    ///    full durability) on the disk.
-    private func publish(_ meta: MetaPage) {
         lockFile.lastCommitTime.pointee.store(meta.commitTime, ordering: .relaxed)
         lockFile.generation.pointee.store(meta.transactionID, ordering: .sequentiallyConsistent)
     }

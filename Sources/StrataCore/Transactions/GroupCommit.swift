@@ -5,15 +5,10 @@ import Synchronization
 /// A thread calling `Database.write` queues its request. If no thread is leading a commit, it
 /// leads: it takes every queued request, runs each body inside its own nested transaction of one
 /// write transaction, in queue order, and commits once — one sync covers the whole group.
-/// Requests arriving while the bodies run join the group; so do requests arriving while the
-/// commit before it is still syncing (this one could not write before that sync returns anyway).
-/// Once the group's pages and meta are written, the leader gives up the lead and wakes the oldest
-/// queued caller as a candidate for the next one — which builds on this commit while it syncs
-/// (pipelined commits, see `PendingCommit`) — then syncs, and wakes the callers of its own group
-/// with their results. A caller returns only once the commit holding its changes is durable (or
-/// with its own error; a failed commit fails every request of the group that had succeeded, and
-/// the group built on it). Gathering (below) does not wait for the callers of a commit still
-/// syncing: they cannot queue before it has finished.
+/// Requests arriving meanwhile queue. When the commit is done the leader gives up the lead, wakes
+/// the oldest queued caller as a candidate for the next one, then wakes the callers of its own
+/// group with their results. A caller returns only once the commit holding its changes is durable
+/// (or with its own error; a failed commit fails every request of the group that had succeeded).
 ///
 /// The lead is free between groups rather than handed to a sleeping thread: whichever thread gets
 /// there first — the woken candidate, or a running thread that just arrived — leads, and takes the
@@ -55,9 +50,6 @@ final class WriteQueue: @unchecked Sendable {
         var leadersLeftWithoutGathering = 0
         var pauseAfterNextShortfall = WriteQueue.leadersWithoutGatheringAfterShortfall
         var lastCommitNanoseconds: UInt64 = 0
-        /// Posted (and cleared) by the next `enqueue`: a leader waiting for arrivals while the
-        /// commit before its own still syncs (`waitForArrival`).
-        var arrivalWakeup: BlockingLock?
     }
     private let state = Mutex(State())
     /// Whether leaders gather (commits sync) — see the type's comment.
@@ -66,10 +58,6 @@ final class WriteQueue: @unchecked Sendable {
     /// Callers inside `groupWrite`: queued, leading (the lone fast path too), or woken and not yet
     /// returned. Balanced by a `defer`, so it is exact whenever no caller is inside.
     let callersInside = Atomic<Int>(0)
-    /// Requests taken into a group whose commit has not finished (it may be syncing while the
-    /// next leader gathers): their callers cannot queue before it has, so gathering does not
-    /// wait for them.
-    let requestsInCommit = Atomic<Int>(0)
     /// Gathering waits that ended with every expected caller queued, and those that came up short.
     let gatheringWaitsMet = Atomic<UInt64>(0)
     let gatheringWaitsShort = Atomic<UInt64>(0)
@@ -85,10 +73,6 @@ final class WriteQueue: @unchecked Sendable {
     func enqueue(_ request: WriteRequest) -> Bool {
         state.withLock { state in
             state.pending.append(request)
-            if let wakeup = state.arrivalWakeup {
-                state.arrivalWakeup = nil
-                wakeup.unlock()
-            }
             if state.gatheringTarget > 0, state.pending.count >= state.gatheringTarget {
                 // Posting under the lock never blocks, and lets a leader whose wait just timed
                 // out know the post is already made (see `gatherCallers`).
@@ -107,8 +91,7 @@ final class WriteQueue: @unchecked Sendable {
     @discardableResult
     func gatherCallers(timeout: UInt64? = nil) -> (waited: Bool, queued: Int) {
         guard gathers else { return (false, 0) }
-        let inside = callersInside.load(ordering: .relaxed) - requestsInCommit.load(ordering: .relaxed)
-        let expected = min(inside, WriteQueue.maximumGroup)
+        let expected = min(callersInside.load(ordering: .relaxed), WriteQueue.maximumGroup)
         let (wait, queued): (UInt64?, Int) = state.withLock { state in
             if state.leadersLeftWithoutGathering > 0 {
                 state.leadersLeftWithoutGathering -= 1
@@ -147,24 +130,6 @@ final class WriteQueue: @unchecked Sendable {
         return (true, queuedNow)
     }
 
-    /// The leader, its bodies run while the commit before its own is still syncing: sleeps on
-    /// `wakeup` until a request queues (it joins the group) or something else posts `wakeup`
-    /// (that commit's sync returned: `PendingCommit.wakeWhenFinished`). Returns at once if a
-    /// request is queued. `wakeup` belongs to one leader's commit, so a post that finds nobody
-    /// waiting is dropped with it.
-    func waitForArrival(on wakeup: BlockingLock) {
-        let waits = state.withLock { state in
-            guard state.pending.isEmpty else { return false }
-            state.arrivalWakeup = wakeup
-            return true
-        }
-        guard waits else { return }
-        wakeup.lock()
-        state.withLock { state in
-            if state.arrivalWakeup === wakeup { state.arrivalWakeup = nil }
-        }
-    }
-
     /// Whether the next leader skips gathering (a recent wait came up short).
     var isGatheringPaused: Bool { state.withLock { $0.leadersLeftWithoutGathering > 0 } }
 
@@ -190,31 +155,22 @@ final class WriteQueue: @unchecked Sendable {
     /// After a wake-up: true if the caller must lead (its request is not done and nobody leads).
     func takeLeadIfFree(for request: WriteRequest) -> Bool {
         state.withLock { state in
-            // A leader frees the lead before its group's sync returns: a request taken into a
-            // group waits for that group, even when nobody leads.
-            if request.isTaken || state.isLeading { return false }
+            // A leader marks its group done before it frees the lead, so a request that is not
+            // done while nobody leads is still queued.
+            if request.isDone || state.isLeading { return false }
             state.isLeading = true
             return true
         }
     }
 
     /// The next group: the queued requests, oldest first.
-    func takeGroup(limit: Int = WriteQueue.maximumGroup) -> [WriteRequest] {
+    func takeGroup() -> [WriteRequest] {
         state.withLock { state in
-            let count = min(state.pending.count, limit)
+            let count = min(state.pending.count, WriteQueue.maximumGroup)
             let group = Array(state.pending.prefix(count))
             state.pending.removeFirst(count)
-            for request in group { request.isTaken = true }
-            requestsInCommit.add(count, ordering: .relaxed)
             return group
         }
-    }
-
-    /// Marks the requests of a group taken with `takeGroup` done (their results are set): its
-    /// commit has finished.
-    func finish(_ group: [WriteRequest]) {
-        requestsInCommit.subtract(group.count, ordering: .relaxed)
-        for request in group { request.markDone() }
     }
 
     /// Ends a leader's turn; returns the oldest queued request, to be woken as a candidate leader.
@@ -234,8 +190,6 @@ final class WriteRequest: @unchecked Sendable {
     var body: ((WriteTransaction) throws -> Void)?
     /// Written by the leader before it sets `done` (release); read by the caller after it saw it.
     var error: (any Error)?
-    /// Set when a leader takes the request into its group; touched only under the queue's lock.
-    var isTaken = false
     private let done = Atomic<Bool>(false)
     private let wakeup = BlockingLock(initiallyAvailable: false)
 
@@ -265,29 +219,18 @@ extension Database {
         if !(othersInside && queue.gathers), queue.leadIfIdle() {
             // Alone: the body runs in a plain transaction on this thread, as without group commit;
             // writes that arrive meanwhile queue and the first of them is woken to lead next.
-            // The lead is freed once the commit is written: the next leader builds on it while
-            // it syncs (pipelined, see `PendingCommit`).
-            let start = Clock.monotonicNanoseconds()
-            var pending: PendingCommit?
-            let result: Result
+            defer { if let candidate = queue.releaseLead() { candidate.wake() } }
+            let transaction = try beginWrite()
             do {
-                defer { if let candidate = queue.releaseLead() { candidate.wake() } }
-                let transaction = try beginWrite()
-                do {
-                    transaction.isInsideWriteBody = true
-                    result = try body(transaction)
-                    transaction.isInsideWriteBody = false
-                    if transaction.isActive { pending = try transaction.commitWritingPages() }
-                } catch {
-                    transaction.abort()
-                    throw error
-                }
+                transaction.isInsideWriteBody = true
+                let result = try body(transaction)
+                transaction.isInsideWriteBody = false
+                if transaction.isActive { try commitTimed(transaction, queue: queue) }
+                return result
+            } catch {
+                transaction.abort()
+                throw error
             }
-            if let pending {
-                try makeDurable(pending)
-                queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
-            }
-            return result
         }
         var result: Result?
         try withoutActuallyEscaping(body) { body in
@@ -304,92 +247,68 @@ extension Database {
         return result!
     }
 
-    /// Commits one group (holding `own`): writes it, frees the lead (the next leader builds on
-    /// this commit while it syncs), syncs it, then wakes the group's other callers.
+    /// Commits one group (holding `own`), frees the lead, then wakes the group's other callers.
     private func lead(_ queue: WriteQueue, own: WriteRequest) {
         if queue.gathers { queue.gatherCallers() }
-        var group = queue.takeGroup()
-        let start = Clock.monotonicNanoseconds()
-        let written = commit(&group, writer: writer!)
-        for request in group { request.body = nil }
+        let group = queue.takeGroup()
+        commit(group, writer: writer!)
         if let candidate = queue.releaseLead() { candidate.wake() }
-        if let (pending, succeeded) = written {
-            do {
-                if let pending {
-                    try makeDurable(pending)
-                    queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
-                }
-                if group.count > 1 {
-                    queue.groupedCommits.add(1, ordering: .relaxed)
-                    queue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
-                }
-            } catch {
-                for request in succeeded { request.error = error }
-            }
-        }
-        queue.finish(group)
         for request in group where request !== own { request.wake() }
     }
 
-    /// Runs the bodies of `group` in one write transaction and writes its commit (up to its
-    /// sync). A group of one runs its body directly in the transaction, as an ungrouped write
-    /// would. Returns, if the commit was written, what is still to be synced of it (nil: nothing)
-    /// and the requests it holds that succeeded so far; a request that failed has its error set.
-    private func commit(_ group: inout [WriteRequest], writer: WriterSession) -> (PendingCommit?, [WriteRequest])? {
+    /// Commits `transaction`, telling `queue` how long the commit took (its next gathering wait).
+    private func commitTimed(_ transaction: WriteTransaction, queue: WriteQueue) throws {
+        guard queue.gathers else { return try transaction.commit() }
+        let start = Clock.monotonicNanoseconds()
+        try transaction.commit()
+        queue.recordCommitDuration(Clock.monotonicNanoseconds() &- start)
+    }
+
+    /// Runs the bodies of `group` in one write transaction and commits it. A group of one runs
+    /// its body directly in the transaction, as an ungrouped write would.
+    private func commit(_ group: [WriteRequest], writer: WriterSession) {
+        defer {
+            for request in group {
+                request.body = nil
+                request.markDone()
+            }
+        }
         let transaction: WriteTransaction
         do {
             transaction = try beginWrite()
         } catch {
             for request in group { request.error = error }
-            return nil
+            return
         }
-        if group.count == 1 && (writer.inFlight?.isFinished ?? true) {
+        if group.count == 1 {
             do {
                 transaction.isInsideWriteBody = true
                 try group[0].body?(transaction)
                 transaction.isInsideWriteBody = false
-                return (transaction.isActive ? try transaction.commitWritingPages() : nil, group)
+                if transaction.isActive { try commitTimed(transaction, queue: writer.writeQueue) }
             } catch {
                 transaction.abort()
                 group[0].error = error
             }
-            return nil
+            return
         }
         var succeeded: [WriteRequest] = []
         succeeded.reserveCapacity(group.count)
-        let queue = writer.writeQueue
-        let wakeup = BlockingLock(initiallyAvailable: false)
-        var registered = false
-        var next = 0
-        while next < group.count {
-            let request = group[next]
-            next += 1
+        for request in group {
             do {
                 try transaction.nested { try request.body?($0) }
                 succeeded.append(request)
             } catch {
                 request.error = error
             }
-            guard next == group.count && group.count < WriteQueue.maximumGroup else { continue }
-            group += queue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
-            // While the commit before is still syncing, this one could not write anyway: requests
-            // arriving meanwhile join it instead of waiting for the next flush.
-            while next == group.count, group.count < WriteQueue.maximumGroup,
-                  let previous = writer.inFlight, !previous.isFinished {
-                if !registered {
-                    registered = true
-                    previous.wakeWhenFinished(wakeup)
-                }
-                queue.waitForArrival(on: wakeup)
-                group += queue.takeGroup(limit: WriteQueue.maximumGroup - group.count)
-            }
         }
         do {
-            return (try transaction.commitWritingPages(), succeeded)
+            try commitTimed(transaction, queue: writer.writeQueue)
+            writer.writeQueue.groupedCommits.add(1, ordering: .relaxed)
+            writer.writeQueue.groupedRequests.add(UInt64(group.count), ordering: .relaxed)
         } catch {
             transaction.abort()
             for request in succeeded { request.error = error }
-            return nil
         }
     }
 

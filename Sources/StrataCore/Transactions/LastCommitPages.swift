@@ -8,10 +8,8 @@
 ///
 /// The table holds exactly the single-page tree buffers of the session's last commit, so each
 /// holds the committed content of its page: a commit replaces the table (or empties it, when it
-/// wrote more than `capacity` pages), and a transaction that aborts or fails before its meta is
-/// written leaves the committed state, and with it the table, as it was. A commit whose
-/// (pipelined) sync fails had replaced the table: the failure, once settled, empties it, as the
-/// base goes back to the commit before (`WriterSession.settle`). Buffers in the table are never in a dirty
+/// wrote more than `capacity` pages), and a transaction that aborts or fails to commit leaves the
+/// committed state, and with it the table, as it was. Buffers in the table are never in a dirty
 /// table and never recycled while they are here, so nothing writes to them.
 extension Database.WriterSession {
     /// At most this many pages are kept: what a small commit writes, with room to spare.

@@ -14,10 +14,8 @@
 /// committed meta (see `SnapshotCache`), so equal keys mean the same catalog and the same entries.
 /// (No other process commits while this session writes: a writable handle holds the writer lock
 /// until it closes, and a closed handle writes nothing. The key would still refuse such a
-/// commit's catalog.) A commit that fails before its meta is written, or an empty one, adopts
-/// nothing: the next transaction begins from the same base and finds that base's entries, which
-/// are still true. A commit whose (pipelined) sync fails had adopted its entries: the failure,
-/// once settled, drops the memory (`WriterSession.settle`). Any other key finds nothing
+/// commit's catalog.) A failed or empty commit adopts nothing: the next transaction begins from
+/// the same base and finds that base's entries, which are still true. Any other key finds nothing
 /// and looks the entry up in the catalog as before. Touched only under the writer session's lock,
 /// by the thread running its transaction.
 ///
