@@ -31,21 +31,29 @@ import Testing
         return keys
     }
 
+    private typealias Lent = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?
+
+    /// Whether the lent value and entry of `key` are the bytes of the views `view` and `entry`.
+    private static func expectSame(key: [UInt8], view: ByteView?, entry: (key: ByteView, value: ByteView)?, _ label: String,
+                                   lendValue: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void,
+                                   lendEntry: (UnsafeRawBufferPointer, (Lent) throws -> Void) throws -> Void) throws {
+        var lent: [UInt8]?? = .none
+        try key.withUnsafeBytes { raw in try lendValue(raw) { lent = .some($0.map { Array($0) }) } }
+        #expect(lent == .some(view?.bytes), "\(label) \(key)")
+        var lentEntry: ([UInt8], [UInt8])?? = .none
+        try key.withUnsafeBytes { raw in try lendEntry(raw) { lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) } }
+        #expect(lentEntry?.map(\.0) == entry.map(\.key.bytes), "\(label) \(key)")
+        #expect(lentEntry?.map(\.1) == entry.map(\.value.bytes), "\(label) \(key)")
+    }
+
     private static func check(_ tx: Transaction, keys: [[UInt8]], tree: Tree) throws -> Int {
         var present = 0
         for key in keys {
             let view = try tx.get(key, in: tree)
-            var lent: [UInt8]?? = .none
-            try key.withUnsafeBytes { raw in try tx.withValue(forKey: raw, in: tree) { lent = .some($0.map { Array($0) }) } }
-            #expect(lent == .some(view?.bytes), "\(key)")
             if view != nil { present += 1 }
-            let entry = try tx.firstEntry(atOrAfter: key, in: tree)
-            var lentEntry: ([UInt8], [UInt8])?? = .none
-            try key.withUnsafeBytes { raw in
-                try tx.withFirstEntry(atOrAfter: raw, in: tree) { lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) }
-            }
-            #expect(lentEntry?.map(\.0) == entry.map(\.key.bytes), "\(key)")
-            #expect(lentEntry?.map(\.1) == entry.map(\.value.bytes), "\(key)")
+            try expectSame(key: key, view: view, entry: try tx.firstEntry(atOrAfter: key, in: tree), "transaction",
+                           lendValue: { try tx.withValue(forKey: $0, in: tree, $1) },
+                           lendEntry: { try tx.withFirstEntry(atOrAfter: $0, in: tree, $1) })
         }
         return present
     }
@@ -64,17 +72,10 @@ import Testing
             try db.withSnapshot { snapshot in
                 for key in keys {
                     for name in ["t", "empty", "missing"] {
-                        let view = try snapshot.get(key, inTree: name)
-                        var lent: [UInt8]?? = .none
-                        try key.withUnsafeBytes { raw in try snapshot.withValue(forKey: raw, inTree: name) { lent = .some($0.map { Array($0) }) } }
-                        #expect(lent == .some(view?.bytes), "\(name) \(key)")
-                        let entry = try snapshot.firstEntry(atOrAfter: key, inTree: name)
-                        var lentEntry: ([UInt8], [UInt8])?? = .none
-                        try key.withUnsafeBytes { raw in
-                            try snapshot.withFirstEntry(atOrAfter: raw, inTree: name) { lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) }
-                        }
-                        #expect(lentEntry?.map(\.0) == entry.map(\.key.bytes), "\(name) \(key)")
-                        #expect(lentEntry?.map(\.1) == entry.map(\.value.bytes), "\(name) \(key)")
+                        try Self.expectSame(key: key, view: try snapshot.get(key, inTree: name),
+                                            entry: try snapshot.firstEntry(atOrAfter: key, inTree: name), name,
+                                            lendValue: { try snapshot.withValue(forKey: $0, inTree: name, $1) },
+                                            lendEntry: { try snapshot.withFirstEntry(atOrAfter: $0, inTree: name, $1) })
                     }
                 }
             }

@@ -100,6 +100,7 @@ public class DatastoreReader<F: DatastoreFormat> {
                                         limit: Int?) throws -> [F.Instance] {
         if !info.isDirect {
             guard !range.isEmpty, limit != 0, let index = try context.tree(info.tree) else { return [] }
+            // A negative limit reads one entry, as `scan` (and so a direct index) does.
             let references = try transaction.referencedKeys(in: index, from: range.lower, to: range.upper, reverse: order == .descending,
                                                             limit: limit.map { max($0, 1) } ?? Int.max) { key in
                 try Self.identifierOffset(inIndexKey: key, valueType: valueType, index: info.name)
