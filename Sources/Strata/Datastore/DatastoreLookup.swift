@@ -23,8 +23,11 @@ import StrataCore
     /// Looks up and decodes the instance with identifier `idBytes`; calls `found` if there is one.
     static func load<F: DatastoreFormat>(idBytes: UnsafeRawBufferPointer, schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
-        guard let envelope = try reads.get(rawKey: idBytes, inTree: schema.layout.primary) else { return }
-        found(try schema.decode(envelope, id: Array(idBytes)))
+        // Decoded from the bytes in place: no view of the envelope (a retain and a release).
+        try reads.withValue(rawKey: idBytes, inTree: schema.layout.primary) { envelope in
+            guard let envelope else { return }
+            found(try schema.decode(bytes: envelope, id: Array(idBytes)))
+        }
     }
 
     /// The instance a unique index maps the value whose ordered key bytes are `valueBytes` to; calls
@@ -36,17 +39,22 @@ import StrataCore
     static func load<F: DatastoreFormat>(uniqueValueBytes valueBytes: UnsafeRawBufferPointer, index info: UnsafePointer<IndexReadTarget>,
                                          schema: DatastoreSchema<F>, in reads: some DatastoreTreeReads,
                                          found: (consuming F.Instance) -> Void) throws {
-        // The views stay valid: they point into the snapshot, which outlives this call.
-        guard let entry = try reads.firstEntry(atOrAfter: valueBytes, inTree: info.pointee.tree),
-              entry.key.count >= valueBytes.count,
-              entry.key.withUnsafeBytes({ valueBytes.isEmpty || memcmp($0.baseAddress!, valueBytes.baseAddress!, valueBytes.count) == 0 }) else { return }
-        let idBytes = entry.key.subview(from: valueBytes.count)
-        // The identifier's bytes as a raw buffer: the generic `get` would dispatch them through
-        // `BytesConvertible` in this unspecialized code.
-        guard let envelope = info.pointee.isDirect ? entry.value
-                : try idBytes.withUnsafeBytes({ try reads.get(rawKey: $0, inTree: schema.layout.primary) }) else {
-            throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.pointee.name, reason: "it names a missing instance")
+        // The entry, the identifier and the instance are read in place (no views: each would
+        // retain and release its owner); the snapshot stays unchanged during the call.
+        try reads.withFirstEntry(atOrAfter: valueBytes, inTree: info.pointee.tree) { entry in
+            guard let entry, entry.key.count >= valueBytes.count,
+                  valueBytes.isEmpty || memcmp(entry.key.baseAddress!, valueBytes.baseAddress!, valueBytes.count) == 0 else { return }
+            let idBytes = UnsafeRawBufferPointer(rebasing: entry.key[valueBytes.count...])
+            if info.pointee.isDirect {
+                found(try schema.decode(bytes: entry.value, id: Array(idBytes)))
+                return
+            }
+            try reads.withValue(rawKey: idBytes, inTree: schema.layout.primary) { envelope in
+                guard let envelope else {
+                    throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.pointee.name, reason: "it names a missing instance")
+                }
+                found(try schema.decode(bytes: envelope, id: Array(idBytes)))
+            }
         }
-        found(try schema.decode(envelope, id: idBytes.bytes))
     }
 }

@@ -90,43 +90,46 @@ public class DatastoreReader<F: DatastoreFormat> {
         return total
     }
 
-    /// Two passes: the index entries in range are collected first (views into the snapshot, no
-    /// decoding), then the instances are looked up together (`Transaction.forEachValue(of:in:_:)`
-    /// overlaps their cache misses) and decoded straight into the result's storage.
+    /// Two passes: the index entries in range are collected first (no decoding), then the
+    /// instances are looked up together (`Transaction.forEachValue(of:in:_:)` overlaps their
+    /// cache misses) and decoded straight into the result's storage. A reference index's entries
+    /// are collected as the identifiers they name, in place (`Transaction.referencedKeys`), and
+    /// each instance is decoded from its bytes in place: no view (and no atomic retain and
+    /// release of its owner) per entry.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
-        var views: [ByteView] = []
-        // Room for a typical page of results up front, instead of growing through several copies.
-        views.reserveCapacity(min(limit ?? 64, 64))
-        /// Direct indexes only: the entry keys, to name an instance that fails to decode.
-        var directKeys: [ByteView] = []
-        try scan(info.tree, range, order: order, limit: limit) { key, value in
-            if info.isDirect {
-                views.append(value)
-                directKeys.append(key)
-            } else {
-                views.append(key.subview(from: try key.withUnsafeBytes {
-                    try Self.identifierOffset(inIndexKey: $0, valueType: valueType, index: info.name)
-                }))
+        if !info.isDirect {
+            guard !range.isEmpty, limit != 0, let index = try context.tree(info.tree) else { return [] }
+            // A negative limit reads one entry, as `scan` (and so a direct index) does.
+            let references = try transaction.referencedKeys(in: index, from: range.lower, to: range.upper, reverse: order == .descending,
+                                                            limit: limit.map { max($0, 1) } ?? Int.max) { key in
+                try Self.identifierOffset(inIndexKey: key, valueType: valueType, index: info.name)
             }
-        }
-        if !info.isDirect, !views.isEmpty {
+            guard references.count > 0 else { return [] }
             guard let primary = try context.tree(layout.primary) else {
                 throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
             }
-            // Each instance is decoded straight into the result's storage as its lookup finds it.
-            return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
-                try transaction.forEachValue(of: views, in: primary) { index, envelope in
+            return try Array(unsafeUninitializedCapacity: references.count) { storage, initialized in
+                try transaction.forEachValue(of: references, in: primary) { _, id, envelope in
                     guard let envelope else {
                         throw DatastoreError.corruptIndexEntry(datastore: F.name, index: info.name, reason: "it names a missing instance")
                     }
                     // Decoded straight into the slot: a local first would cost a copy and a destroy
                     // of the instance (value witnesses, as this code is unspecialized).
-                    // `forEachValue` goes through the keys in order, so `index == initialized`.
-                    (storage.baseAddress! + initialized).initialize(to: try decode(envelope, id: views[index].bytes))
+                    // `forEachValue` goes through the keys in order, so its position is `initialized`.
+                    (storage.baseAddress! + initialized).initialize(to: try schema.decode(bytes: envelope, id: Array(id)))
                     initialized += 1
                 }
             }
+        }
+        var views: [ByteView] = []
+        // Room for a typical page of results up front, instead of growing through several copies.
+        views.reserveCapacity(min(limit ?? 64, 64))
+        /// The entry keys, to name an instance that fails to decode.
+        var directKeys: [ByteView] = []
+        try scan(info.tree, range, order: order, limit: limit) { key, value in
+            views.append(value)
+            directKeys.append(key)
         }
         return try Array(unsafeUninitializedCapacity: views.count) { storage, initialized in
             for index in views.indices {

@@ -107,7 +107,13 @@ import Synchronization
         // past their last use. No closure: in this unspecialized class `withUnsafeBytes` and its
         // closure are not inlined (67 instructions more per typed load, callgrind).
         defer { extendLifetime(envelope) }
-        let bytes = envelope.unsafeBytesWhileAlive
+        return try decode(bytes: envelope.unsafeBytesWhileAlive)
+    }
+
+    /// `decode(_:)` of an envelope lent in place (valid during the call). Inlined into
+    /// `decode(_:)`, so a load by identifier pays no call more.
+    @inline(__always)
+    func decode(bytes: UnsafeRawBufferPointer) throws -> F.Instance {
         // The usual envelope (current version, binary, no field evolution) goes straight to the
         // decoder: every generic layer in between costs look-ups per instance.
         if decodesBinaryDirectly, let payload = currentEnvelopeMatcher.payload(of: bytes) {

@@ -7,15 +7,19 @@ import StrataCore
 protocol DatastoreTreeReads {
     /// The value stored under `key` in the tree called `name`; nil if either is missing.
     func get(_ key: some BytesConvertible, inTree name: String) throws -> ByteView?
-    /// `get` for a key already in memory. Not generic over the key: called from unspecialized code
-    /// (a load by identifier), the generic one dispatches the key through its protocol too.
-    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView?
     /// Entries of the tree called `name` with `lower <= key < upper`, until `body` returns false;
     /// a missing tree is empty.
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
               _ body: (ByteView, ByteView) throws -> Bool) throws
-    /// The first entry of the tree called `name` at or after `key`; nil if none or no such tree.
-    func firstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String) throws -> (key: ByteView, value: ByteView)?
+    /// The value stored under `key` in the tree called `name` (nil if either is missing), lent in
+    /// place, valid during `body` only: no view, so no retain and release of its owner (the
+    /// single-instance loads of `DatastoreLookup`). Not generic over the key: called from
+    /// unspecialized code, a generic one dispatches the key through its protocol too.
+    func withValue(rawKey key: UnsafeRawBufferPointer, inTree name: String, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws
+    /// The first entry of the tree called `name` at or after `key` (nil if none or no such tree),
+    /// lent in place, valid during `body` only.
+    func withFirstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String,
+                        _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> Void) throws
 }
 
 extension DatastoreTreeReads {
@@ -33,8 +37,8 @@ extension DatastoreTreeReads {
 }
 
 extension ReadSnapshot: DatastoreTreeReads {
-    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView? {
-        try get(key, inTree: name)
+    func withValue(rawKey key: UnsafeRawBufferPointer, inTree name: String, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        try withValue(forKey: key, inTree: name, body)
     }
 }
 
@@ -44,18 +48,20 @@ extension StoreReadContext: DatastoreTreeReads {
         return try transaction.get(key, in: tree)
     }
 
-    func get(rawKey key: UnsafeRawBufferPointer, inTree name: String) throws -> ByteView? {
-        try get(key, inTree: name)
-    }
-
     func scan(inTree name: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
               _ body: (ByteView, ByteView) throws -> Bool) throws {
         guard let tree = try tree(name) else { return }
         try transaction.scan(tree, from: lower, to: upper, reverse: reverse, body)
     }
 
-    func firstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String) throws -> (key: ByteView, value: ByteView)? {
-        guard let tree = try tree(name) else { return nil }
-        return try transaction.firstEntry(atOrAfter: key, in: tree)
+    func withValue(rawKey key: UnsafeRawBufferPointer, inTree name: String, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        guard let tree = try tree(name) else { return try body(nil) }
+        try transaction.withValue(forKey: key, in: tree, body)
+    }
+
+    func withFirstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String,
+                        _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> Void) throws {
+        guard let tree = try tree(name) else { return try body(nil) }
+        try transaction.withFirstEntry(atOrAfter: key, in: tree, body)
     }
 }

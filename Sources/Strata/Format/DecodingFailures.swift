@@ -25,6 +25,15 @@ extension DatastoreSchema {
         }
     }
 
+    /// `decode(_:id:)` of an envelope lent in place (valid during the call).
+    func decode(bytes envelope: UnsafeRawBufferPointer, id idBytes: @autoclosure () throws -> [UInt8]) throws -> F.Instance {
+        do {
+            return try decode(bytes: envelope)
+        } catch where !isTypedFailure(error) {
+            throw corruptInstance(id: try? idBytes(), error)
+        }
+    }
+
     /// Decodes an envelope copied out of the store (the same reporting as `decode(_:id:)`).
     func decode(copied envelope: [UInt8], id idBytes: [UInt8]) throws -> F.Instance {
         do {

@@ -275,12 +275,17 @@ struct Page {
     /// Branch: the child index to descend into (the last key <= `key`; key 0 is minus infinity),
     /// and `exact` false: no caller needs to know whether a separator equals the key, and asking
     /// cost one more key comparison per branch of every descent.
+    ///
+    /// A key of at least eight bytes is compared with each node key's first eight bytes as one
+    /// big-endian word first (`SearchHead`): most probes of a search differ there, and
+    /// `compareKeys` then is not called.
     @inline(__always) func search(_ key: UnsafeRawBufferPointer) throws -> (index: Int, exact: Bool) {
+        let head = SearchHead(key)
         if kind == .leaf {
             var low = 0, high = count
             while low < high {
                 let middle = (low &+ high) >> 1
-                let c = compareKeys(try leafKey(middle), key)
+                let c = head.compare(try leafKey(middle), key)
                 if c < 0 { low = middle + 1 } else if c > 0 { high = middle } else { return (middle, true) }
             }
             return (low, false)
@@ -289,7 +294,7 @@ struct Page {
         var low = 1, high = count
         while low < high {
             let middle = (low &+ high) >> 1
-            let c = compareKeys(try branchKey(middle), key)
+            let c = head.compare(try branchKey(middle), key)
             if c <= 0 { low = middle + 1 } else { high = middle }
         }
         return (low - 1, false)
@@ -368,6 +373,31 @@ extension Page {
         }
     }
     return a.count - b.count
+}
+
+/// The first eight bytes of a searched key as a big-endian word, so that a binary search compares
+/// them with a node key's first eight by one load and one compare; `compareKeys` decides only
+/// where they are equal, or where either key is shorter than eight bytes. Same order and sign
+/// as `compareKeys` (the first differing word decides memcmp order).
+struct SearchHead {
+    /// Zero when `isWord` is false.
+    let word: UInt64
+    let isWord: Bool
+
+    @inline(__always) init(_ key: UnsafeRawBufferPointer) {
+        isWord = key.count >= 8
+        word = isWord ? UInt64(bigEndian: key.baseAddress!.loadUnaligned(as: UInt64.self)) : 0
+    }
+
+    /// `compareKeys(nodeKey, key)`, where `key` is the key this head was made of. Loads only
+    /// within `nodeKey` (eight bytes when it has them).
+    @inline(__always) func compare(_ nodeKey: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer) -> Int {
+        if isWord, nodeKey.count >= 8 {
+            let stored = UInt64(bigEndian: nodeKey.baseAddress!.loadUnaligned(as: UInt64.self))
+            if stored != word { return stored < word ? -1 : 1 }
+        }
+        return compareKeys(nodeKey, key)
+    }
 }
 
 /// How many leading bytes `compareKeys` compares word by word before handing a long common

@@ -48,17 +48,26 @@ struct LeafHint {
     var lastIndex = 0
 
     /// The smallest key the leaf may hold (inclusive), or nil for the leftmost leaf.
-    func lowerBound() throws -> UnsafeRawBufferPointer? {
-        for entry in path.reversed() where entry.index > 0 {
-            return try entry.buffer.page().branchKey(entry.index)
+    ///
+    /// Mutating (it changes nothing) so that `LeafHints` calls it on its hint in place: a call on
+    /// `hints[position]` from a non-mutating context copied the hint (retaining its leaf and path,
+    /// releasing them after). The path is walked by position for the same reason.
+    mutating func lowerBound() throws -> UnsafeRawBufferPointer? {
+        var level = path.count - 1
+        while level >= 0 {
+            if path[level].index > 0 { return try path[level].buffer.page().branchKey(path[level].index) }
+            level -= 1
         }
         return nil
     }
 
     /// The first key the leaf may not hold (the next leaf's separator), or nil for the rightmost.
-    func upperBound() throws -> UnsafeRawBufferPointer? {
-        for entry in path.reversed() where entry.index + 1 < entry.buffer.count {
-            return try entry.buffer.page().branchKey(entry.index + 1)
+    /// (Mutating for the reason `lowerBound()` is.)
+    mutating func upperBound() throws -> UnsafeRawBufferPointer? {
+        var level = path.count - 1
+        while level >= 0 {
+            if path[level].index + 1 < path[level].buffer.count { return try path[level].buffer.page().branchKey(path[level].index + 1) }
+            level -= 1
         }
         return nil
     }
@@ -106,6 +115,18 @@ struct LeafHints {
         hints.append(LeafHint(root: root, depth: depth, nestingDepth: nestingDepth, leaf: leaf, leafNumber: leaf.number, path: path,
                               lastIndex: index))
         path = []
+    }
+
+    /// `LeafHint.lowerBound()` of the hint at `position`, read in place (see there).
+    @inline(__always)
+    mutating func lowerBound(at position: Int) throws -> UnsafeRawBufferPointer? {
+        try hints[position].lowerBound()
+    }
+
+    /// `LeafHint.upperBound()` of the hint at `position`, read in place (see `LeafHint.lowerBound()`).
+    @inline(__always)
+    mutating func upperBound(at position: Int) throws -> UnsafeRawBufferPointer? {
+        try hints[position].upperBound()
     }
 
     /// Records where the last key looked up in the leaf of the hint at `position` was.
@@ -173,7 +194,7 @@ extension WriteTransaction {
         let last = page.count - 1
         let afterLast = compareKeys(key, try page.leafKey(last))
         if afterLast > 0 {
-            if let upper = try leafHints.hints[position].upperBound(), compareKeys(key, upper) >= 0 { return nil }
+            if let upper = try leafHints.upperBound(at: position), compareKeys(key, upper) >= 0 { return nil }
             return (leaf, page.count, false, position)
         }
         if afterLast == 0 { return (leaf, last, true, position) }
@@ -183,7 +204,7 @@ extension WriteTransaction {
         if atGuess == 0 { return (leaf, guess, true, position) }
         if atGuess < 0, guess > 0, compareKeys(key, try page.leafKey(guess - 1)) > 0 { return (leaf, guess, false, position) }
         if compareKeys(key, try page.leafKey(0)) < 0 {
-            if let lower = try leafHints.hints[position].lowerBound(), compareKeys(key, lower) < 0 { return nil }
+            if let lower = try leafHints.lowerBound(at: position), compareKeys(key, lower) < 0 { return nil }
             return (leaf, 0, false, position)
         }
         let (index, exact) = try page.search(key)

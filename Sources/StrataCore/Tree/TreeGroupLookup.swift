@@ -18,8 +18,18 @@ extension PageAccess {
     /// `key(position)`, or nil if there is none.
     func lookupEach(in record: TreeRecord, count: Int, key: (Int) -> UnsafeRawBufferPointer,
                     _ found: (Int, ByteView?) throws -> Void) throws {
+        try lookupEachNode(in: record, count: count, key: key) { position, node, leafNumber in
+            try found(position, try node.map { try value(of: $0, owner: owner(of: leafNumber)) })
+        }
+    }
+
+    /// `lookupEach` with the leaf node found (nil where absent) and the number of its leaf page,
+    /// for callers that read the value in place (`withValue(of:_:)`) instead of through a view.
+    @inline(__always)
+    func lookupEachNode(in record: TreeRecord, count: Int, key: (Int) -> UnsafeRawBufferPointer,
+                        _ found: (Int, Page.LeafNode?, UInt64) throws -> Void) throws {
         guard record.root != 0 else {
-            for position in 0..<count { try found(position, nil) }
+            for position in 0..<count { try found(position, nil, 0) }
             return
         }
         let depth = record.depth
@@ -42,7 +52,7 @@ extension PageAccess {
                     // `max`: a damaged record of depth 0 must fail the leaf's level check.
                     let leaf = try treePage(leaves[position - start], level: max(1, depth), depth: depth)
                     let (index, exact) = try leaf.search(key(position))
-                    try found(position, exact ? try value(of: try leaf.leaf(index), in: leaf) : nil)
+                    try found(position, exact ? try leaf.leaf(index) : nil, leaf.number)
                 }
                 start = end
             }

@@ -29,7 +29,7 @@ extension WriteTransaction {
             }
             // Past the leaf's last key and before its upper separator (if any): every later key is at
             // or after the separator, which is greater than `prefix`.
-            guard let position = leafHints.position(root: record.root), let upper = try leafHints.hints[position].upperBound() else {
+            guard let position = leafHints.position(root: record.root), let upper = try leafHints.upperBound(at: position) else {
                 leafHintLookups &+= 1
                 return try body(nil)
             }

@@ -63,17 +63,35 @@ struct TreeScan {
     }
 
     func forward(_ body: (ByteView, ByteView) throws -> Bool) throws {
+        var owner: AnyObject = access.mapping
+        try forwardNodes(enteringLeaf: { owner = access.owner(of: $0.number) }) { node in
+            try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner))
+        }
+    }
+
+    func backward(_ body: (ByteView, ByteView) throws -> Bool) throws {
+        var owner: AnyObject = access.mapping
+        try backwardNodes(enteringLeaf: { owner = access.owner(of: $0.number) }) { node in
+            try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner))
+        }
+    }
+
+    /// The leaf nodes in range in ascending key order, until `visit` returns false;
+    /// `enteringLeaf` is called with each leaf before its first node is visited. The nodes point
+    /// into pages of the transaction: valid while it is not modified (checked after each visit).
+    @inline(__always)
+    func forwardNodes(enteringLeaf: (Page) -> Void, _ visit: (Page.LeafNode) throws -> Bool) throws {
         guard record.root != 0 else { return }
         let stamp = access.modificationCount
         var path: [(page: Page, index: Int)] = []
         path.reserveCapacity(record.depth)
         var (leaf, index) = try descend(to: lower, last: false, path: &path)
         while true {
-            let owner = access.owner(of: leaf.number)
+            enteringLeaf(leaf)
             while index < leaf.count {
                 let node = try leaf.leaf(index)
                 if beyondUpper(node.key) { return }
-                guard try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner)) else { return }
+                guard try visit(node) else { return }
                 try checkUnmodified(stamp)
                 index += 1
             }
@@ -83,7 +101,9 @@ struct TreeScan {
         }
     }
 
-    func backward(_ body: (ByteView, ByteView) throws -> Bool) throws {
+    /// `forwardNodes` in descending key order.
+    @inline(__always)
+    func backwardNodes(enteringLeaf: (Page) -> Void, _ visit: (Page.LeafNode) throws -> Bool) throws {
         guard record.root != 0 else { return }
         let stamp = access.modificationCount
         var path: [(page: Page, index: Int)] = []
@@ -91,12 +111,12 @@ struct TreeScan {
         var (leaf, index) = try descend(to: upper, last: upper == nil, path: &path)
         if upper != nil, index >= leaf.count { index = leaf.count - 1 }
         while true {
-            let owner = access.owner(of: leaf.number)
+            enteringLeaf(leaf)
             while index >= 0 {
                 let node = try leaf.leaf(index)
                 if !beyondUpper(node.key) {
                     if belowLower(node.key) { return }
-                    guard try body(ByteView(node.key, owner: owner), try access.value(of: node, owner: owner)) else { return }
+                    guard try visit(node) else { return }
                     try checkUnmodified(stamp)
                 }
                 index -= 1
