@@ -37,13 +37,18 @@ import Testing
     private static func expectSame(key: [UInt8], view: ByteView?, entry: (key: ByteView, value: ByteView)?, _ label: String,
                                    lendValue: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void,
                                    lendEntry: (UnsafeRawBufferPointer, (Lent) throws -> Void) throws -> Void) throws {
+        // `.none` until `body` runs: "never called" differs from "called with nil".
         var lent: [UInt8]?? = .none
-        try key.withUnsafeBytes { raw in try lendValue(raw) { lent = .some($0.map { Array($0) }) } }
+        var calls = 0
+        try key.withUnsafeBytes { raw in try lendValue(raw) { calls += 1; lent = .some($0.map { Array($0) }) } }
+        #expect(calls == 1, "\(label) \(key)")
         #expect(lent == .some(view?.bytes), "\(label) \(key)")
         var lentEntry: ([UInt8], [UInt8])?? = .none
-        try key.withUnsafeBytes { raw in try lendEntry(raw) { lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) } }
-        #expect(lentEntry?.map(\.0) == entry.map(\.key.bytes), "\(label) \(key)")
-        #expect(lentEntry?.map(\.1) == entry.map(\.value.bytes), "\(label) \(key)")
+        calls = 0
+        try key.withUnsafeBytes { raw in try lendEntry(raw) { calls += 1; lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) } }
+        #expect(calls == 1, "\(label) \(key)")
+        #expect(lentEntry.map { $0?.0 } == .some(entry?.key.bytes), "\(label) \(key)")
+        #expect(lentEntry.map { $0?.1 } == .some(entry?.value.bytes), "\(label) \(key)")
     }
 
     private static func check(_ tx: Transaction, keys: [[UInt8]], tree: Tree) throws -> Int {
