@@ -4,9 +4,9 @@ import Testing
 
 /// `withValue(forKey:...)` and `withFirstEntry(atOrAfter:...)` on a `ReadSnapshot` and a
 /// `Transaction` lend exactly what `get` and `firstEntry` return as views: for present and
-/// missing keys, keys past the last key of a leaf (the entry starts the next leaf: the scan
-/// path), past every key, overflow values, an empty tree, a missing tree, and a write
-/// transaction's dirty pages. A snapshot used after its `withSnapshot` call is `misuse`.
+/// missing keys, the least key after each leaf's last key (checked to land past the leaf's end:
+/// the entry starts the next leaf, the scan path), past every key, overflow values, an empty
+/// tree, a missing tree, and a write transaction's dirty pages. A snapshot used after its `withSnapshot` call is `misuse`.
 @Suite struct LendingLookupTests {
     private static func fill(_ tx: WriteTransaction) throws {
         let tree = try tx.createTree("t")
@@ -19,15 +19,32 @@ import Testing
     }
 
     /// Probe keys: present, missing between two keys, before and after all keys, and just past
-    /// each leaf's last key (found by walking the tree: the keys after which a leaf ends).
+    /// each leaf's last key (the leaves found by descending to every key, as `PrefixScanTests`
+    /// does): that key followed by a zero byte, the least key after it, which the descent places
+    /// past the end of the leaf, so the entry lent starts the next leaf (the scan path). Checks
+    /// that many probes do land there.
     private static func probes(_ tx: Transaction, generator: inout SeededGenerator) throws -> [[UInt8]] {
         var keys: [[UInt8]] = [[], Array("a".utf8), Array("k".utf8), Array("k99999".utf8), Array("zzz".utf8)]
         for _ in 0..<400 { keys.append(Array(String(format: "k%05d", Int.random(in: 0..<6100, using: &generator)).utf8)) }
-        // A key and the same key followed by a zero byte: the least key after it.
-        try tx.scan(try tx.tree("t")) { key, _ in
-            if Int.random(in: 0..<3, using: &generator) == 0 { keys.append(key.bytes + [0]) }
-            return true
+        let tree = try tx.tree("t")
+        let record = try tx.record(of: tree)
+        func descend(_ key: [UInt8]) throws -> (leaf: UInt64, index: Int, count: Int) {
+            let (leaf, index, _) = try key.withUnsafeBytes {
+                try tx.access.descend(from: record.root, level: 1, depth: record.depth, towards: .key($0))
+            }
+            return (leaf.number, index, leaf.count)
         }
+        var stored: [[UInt8]] = []
+        try tx.scan(tree) { key, _ in stored.append(key.bytes); return true }
+        let leaves = try stored.map { try descend($0).leaf }
+        var pastLeafEnd = 0
+        for index in 1..<stored.count where leaves[index] != leaves[index - 1] {
+            let probe = stored[index - 1] + [0]
+            keys.append(probe)
+            let reached = try descend(probe)
+            if reached.leaf == leaves[index - 1] && reached.index == reached.count { pastLeafEnd += 1 }
+        }
+        #expect(pastLeafEnd > 10)
         return keys
     }
 
