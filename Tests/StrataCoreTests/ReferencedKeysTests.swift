@@ -23,6 +23,11 @@ import Testing
         _ = try tx.createTree("empty")
     }
 
+    private static func isMisuse(_ error: StrataError?) -> Bool {
+        if case .misuse? = error { return true }
+        return false
+    }
+
     /// Where the named key starts: after the '|'.
     private static func referenceStart(_ key: UnsafeRawBufferPointer) -> Int { (key.firstIndex(of: UInt8(ascii: "|")) ?? -1) + 1 }
 
@@ -104,22 +109,23 @@ import Testing
                                          referenceStart: Self.referenceStart)
         try tx.put("key-new", "x", in: target)
         var calls = 0
-        #expect(throws: StrataError.self) { try tx.forEachValue(of: keys, in: target) { _, _, _ in calls += 1 } }
-        #expect(calls == 0)
+        let between = #expect(throws: StrataError.self) { try tx.forEachValue(of: keys, in: target) { _, _, _ in calls += 1 } }
+        #expect(Self.isMisuse(between) && calls == 0, "\(String(describing: between))")
         // A write inside the callback stops the lookups at once.
         keys = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max,
                                      referenceStart: Self.referenceStart)
-        #expect(throws: StrataError.self) {
+        let inside = #expect(throws: StrataError.self) {
             try tx.forEachValue(of: keys, in: target) { _, _, _ in
                 calls += 1
                 if calls == 3 { try tx.put("key-000000-new", String(repeating: "x", count: 900), in: target) }
             }
         }
-        #expect(calls == 3)
+        #expect(Self.isMisuse(inside) && calls == 3, "\(String(describing: inside))")
         // An offset outside the key.
-        #expect(throws: StrataError.self) {
+        let outside = #expect(throws: StrataError.self) {
             _ = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max) { $0.count + 1 }
         }
+        #expect(Self.isMisuse(outside), "\(String(describing: outside))")
         tx.abort()
         // Keys of an ended read, and keys of another transaction.
         let reader = try db.beginRead()
@@ -127,11 +133,13 @@ import Testing
                                               referenceStart: Self.referenceStart)
         #expect(stale.count == 10)
         let other = try db.beginRead()
-        #expect(throws: StrataError.self) { try other.forEachValue(of: stale, in: try other.tree("target")) { _, _, _ in } }
+        let foreign = #expect(throws: StrataError.self) { try other.forEachValue(of: stale, in: try other.tree("target")) { _, _, _ in } }
+        #expect(Self.isMisuse(foreign), "\(String(describing: foreign))")
         other.end()
         let readerTarget = try reader.tree("target")
         reader.end()
-        #expect(throws: StrataError.self) { try reader.forEachValue(of: stale, in: readerTarget) { _, _, _ in } }
+        let ended = #expect(throws: StrataError.self) { try reader.forEachValue(of: stale, in: readerTarget) { _, _, _ in } }
+        #expect(Self.isMisuse(ended), "\(String(describing: ended))")
         // A callback's error stops the lookups.
         try db.read { tx throws in
             let keys = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max,
@@ -146,4 +154,5 @@ import Testing
             #expect(seen == 40)
         }
     }
+
 }
