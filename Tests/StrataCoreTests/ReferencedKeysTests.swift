@@ -155,4 +155,33 @@ import Testing
         }
     }
 
+    /// A limit of 0 or less collects no key, but an ended transaction is still `closed` and a
+    /// tree handle of another transaction still `misuse`, as with any limit.
+    @Test func noLimitStillChecksTheTransactionAndTheTree() throws {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try Self.fill(tx, entries: 100) }
+        let reader = try db.beginRead()
+        let index = try reader.tree("index")
+        for limit in [0, -1] {
+            #expect(try reader.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit,
+                                              referenceStart: Self.referenceStart).count == 0)
+        }
+        let other = try db.beginRead()
+        reader.end()
+        for limit in [0, -1, 10] {
+            let foreign = #expect(throws: StrataError.self) {
+                _ = try other.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit, referenceStart: Self.referenceStart)
+            }
+            #expect(Self.isMisuse(foreign), "limit \(limit): \(String(describing: foreign))")
+            let ended = #expect(throws: StrataError.self) {
+                _ = try reader.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit, referenceStart: Self.referenceStart)
+            }
+            guard case .closed? = ended else {
+                Issue.record("limit \(limit): \(String(describing: ended)) instead of closed")
+                continue
+            }
+        }
+        other.end()
+    }
 }

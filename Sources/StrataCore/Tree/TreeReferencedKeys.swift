@@ -24,18 +24,22 @@ public struct ReferencedKeys {
 
 extension Transaction {
     /// Walks the entries of `index` with `lower <= key < upper` (in descending order when
-    /// `reverse`), at most `limit`, and remembers for each the key of another tree it names: the
+    /// `reverse`), at most `limit` (none if `limit <= 0`), and remembers for each the key of another tree it names: the
     /// bytes of the entry's key from `referenceStart(key)` to its end.
     ///
-    /// - Throws: `StrataError.misuse` if `referenceStart` returns an offset outside
-    ///   `0...key.count`; what `scan` throws; what `referenceStart` throws (the walk stops).
+    /// - Throws: `StrataError.closed` if the transaction ended and `StrataError.misuse` if
+    ///   `index` is a handle of another transaction (both whatever `limit` is);
+    ///   `StrataError.misuse` if `referenceStart` returns an offset outside `0...key.count`; what
+    ///   `scan` throws; what `referenceStart` throws (the walk stops).
     public func referencedKeys(in index: Tree, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool, limit: Int,
                                referenceStart: (UnsafeRawBufferPointer) throws -> Int) throws -> ReferencedKeys {
+        // The transaction and the handle are checked whatever the limit: an ended transaction is
+        // `closed` and another transaction's handle `misuse` even when no key is to be collected.
+        let record = trees[try state(of: index)].record
         var keys: [UnsafeRawBufferPointer] = []
         let stamp = access.modificationCount
         if limit > 0 {
-            let scan = TreeScan(access: access, record: trees[try state(of: index)].record, lower: lower, upper: upper,
-                                upperInclusive: false)
+            let scan = TreeScan(access: access, record: record, lower: lower, upper: upper, upperInclusive: false)
             // Closure literals (not a local function) so that `keys` is not boxed and checked
             // for exclusive access at run time on every entry.
             if reverse {
