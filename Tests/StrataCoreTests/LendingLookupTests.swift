@@ -6,7 +6,9 @@ import Testing
 /// `Transaction` lend exactly what `get` and `firstEntry` return as views: for present and
 /// missing keys, the least key after each leaf's last key (checked to land past the leaf's end:
 /// the entry starts the next leaf, the scan path), past every key, overflow values, an empty
-/// tree, a missing tree, and a write transaction's dirty pages. A snapshot used after its `withSnapshot` call is `misuse`.
+/// tree, a missing tree, and a write transaction's dirty pages, each body called exactly once.
+/// A snapshot used after its `withSnapshot` call is `misuse`, and so is a transaction's body
+/// that writes or aborts it.
 @Suite struct LendingLookupTests {
     private static func fill(_ tx: WriteTransaction) throws {
         let tree = try tx.createTree("t")
@@ -115,5 +117,45 @@ import Testing
         let key: [UInt8] = Array("k00002".utf8)
         #expect(throws: StrataError.self) { try key.withUnsafeBytes { raw in try kept!.withValue(forKey: raw, inTree: "t") { _ in } } }
         #expect(throws: StrataError.self) { try key.withUnsafeBytes { raw in try kept!.withFirstEntry(atOrAfter: raw, inTree: "t") { _ in } } }
+    }
+
+    /// A body that changes the transaction (a put, an abort) is `misuse` once it returns: on the
+    /// value path, on an entry inside a leaf and on one that starts the next leaf. Each body runs
+    /// once.
+    @Test func changingTheTransactionInsideTheBodyIsMisuse() throws {
+        var generator = SeededGenerator(seed: testSeed("lending lookup misuse"))
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try Self.fill(tx) }
+        func isMisuse(_ error: StrataError?) -> Bool {
+            if case .misuse? = error { return true }
+            return false
+        }
+        let tx = try db.beginWrite()
+        let tree = try tx.tree("t")
+        // The last probe is the least key after a leaf's last key (the next-leaf path).
+        let leafEnd = try Self.probes(tx, generator: &generator).last!
+        var calls = 0
+        for (round, key) in [Array("k00002".utf8), Array("k00003".utf8), leafEnd].enumerated() {
+            calls = 0
+            let valueError = #expect(throws: StrataError.self) {
+                try key.withUnsafeBytes { raw in
+                    try tx.withValue(forKey: raw, in: tree) { _ in calls += 1; try tx.put("new value \(round)", "x", in: tree) }
+                }
+            }
+            #expect(isMisuse(valueError) && calls == 1, "withValue \(key): \(String(describing: valueError))")
+            calls = 0
+            let entryError = #expect(throws: StrataError.self) {
+                try key.withUnsafeBytes { raw in
+                    try tx.withFirstEntry(atOrAfter: raw, in: tree) { _ in calls += 1; try tx.put("new entry \(round)", "x", in: tree) }
+                }
+            }
+            #expect(isMisuse(entryError) && calls == 1, "withFirstEntry \(key): \(String(describing: entryError))")
+        }
+        // An abort inside the body.
+        let abortError = #expect(throws: StrataError.self) {
+            try leafEnd.withUnsafeBytes { raw in try tx.withFirstEntry(atOrAfter: raw, in: tree) { _ in tx.abort() } }
+        }
+        #expect(isMisuse(abortError), "\(String(describing: abortError))")
     }
 }
