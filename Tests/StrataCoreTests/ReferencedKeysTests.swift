@@ -23,6 +23,14 @@ import Testing
         _ = try tx.createTree("empty")
     }
 
+    /// A store holding `fill(_:entries:)`; keep the directory while the store is used.
+    private static func store(entries: Int) throws -> (TemporaryDirectory, Database) {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try fill(tx, entries: entries) }
+        return (dir, db)
+    }
+
     private static func isMisuse(_ error: StrataError?) -> Bool {
         if case .misuse? = error { return true }
         return false
@@ -99,9 +107,8 @@ import Testing
     }
 
     @Test func changesBetweenOrInsideTheStepsAreMisuse() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path)
-        try db.write { tx throws in try Self.fill(tx, entries: 3_000) }
+        let (dir, db) = try Self.store(entries: 3_000)
+        defer { withExtendedLifetime(dir) {} }
         // A write between collecting and looking up.
         let tx = try db.beginWrite()
         let target = try tx.tree("target")
@@ -158,9 +165,8 @@ import Testing
     /// A limit of 0 or less collects no key, but an ended transaction is still `closed` and a
     /// tree handle of another transaction still `misuse`, as with any limit.
     @Test func noLimitStillChecksTheTransactionAndTheTree() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path)
-        try db.write { tx throws in try Self.fill(tx, entries: 100) }
+        let (dir, db) = try Self.store(entries: 100)
+        defer { withExtendedLifetime(dir) {} }
         let reader = try db.beginRead()
         let index = try reader.tree("index")
         for limit in [0, -1] {
