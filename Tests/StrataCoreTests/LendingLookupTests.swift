@@ -4,9 +4,11 @@ import Testing
 
 /// `withValue(forKey:...)` and `withFirstEntry(atOrAfter:...)` on a `ReadSnapshot` and a
 /// `Transaction` lend exactly what `get` and `firstEntry` return as views: for present and
-/// missing keys, keys past the last key of a leaf (the entry starts the next leaf: the scan
-/// path), past every key, overflow values, an empty tree, a missing tree, and a write
-/// transaction's dirty pages. A snapshot used after its `withSnapshot` call is `misuse`.
+/// missing keys, the least key after each leaf's last key (checked to land past the leaf's end:
+/// the entry starts the next leaf, the scan path), past every key, overflow values, an empty
+/// tree, a missing tree, and a write transaction's dirty pages, each body called exactly once.
+/// A snapshot used after its `withSnapshot` call is `misuse`, and so is a transaction's body
+/// that writes or aborts it.
 @Suite struct LendingLookupTests {
     private static func fill(_ tx: WriteTransaction) throws {
         let tree = try tx.createTree("t")
@@ -19,15 +21,32 @@ import Testing
     }
 
     /// Probe keys: present, missing between two keys, before and after all keys, and just past
-    /// each leaf's last key (found by walking the tree: the keys after which a leaf ends).
+    /// each leaf's last key (the leaves found by descending to every key, as `PrefixScanTests`
+    /// does): that key followed by a zero byte, the least key after it, which the descent places
+    /// past the end of the leaf, so the entry lent starts the next leaf (the scan path). Checks
+    /// that many probes do land there.
     private static func probes(_ tx: Transaction, generator: inout SeededGenerator) throws -> [[UInt8]] {
         var keys: [[UInt8]] = [[], Array("a".utf8), Array("k".utf8), Array("k99999".utf8), Array("zzz".utf8)]
         for _ in 0..<400 { keys.append(Array(String(format: "k%05d", Int.random(in: 0..<6100, using: &generator)).utf8)) }
-        // A key and the same key followed by a zero byte: the least key after it.
-        try tx.scan(try tx.tree("t")) { key, _ in
-            if Int.random(in: 0..<3, using: &generator) == 0 { keys.append(key.bytes + [0]) }
-            return true
+        let tree = try tx.tree("t")
+        let record = try tx.record(of: tree)
+        func descend(_ key: [UInt8]) throws -> (leaf: UInt64, index: Int, count: Int) {
+            let (leaf, index, _) = try key.withUnsafeBytes {
+                try tx.access.descend(from: record.root, level: 1, depth: record.depth, towards: .key($0))
+            }
+            return (leaf.number, index, leaf.count)
         }
+        var stored: [[UInt8]] = []
+        try tx.scan(tree) { key, _ in stored.append(key.bytes); return true }
+        let leaves = try stored.map { try descend($0).leaf }
+        var pastLeafEnd = 0
+        for index in 1..<stored.count where leaves[index] != leaves[index - 1] {
+            let probe = stored[index - 1] + [0]
+            keys.append(probe)
+            let reached = try descend(probe)
+            if reached.leaf == leaves[index - 1] && reached.index == reached.count { pastLeafEnd += 1 }
+        }
+        #expect(pastLeafEnd > 10)
         return keys
     }
 
@@ -37,13 +56,18 @@ import Testing
     private static func expectSame(key: [UInt8], view: ByteView?, entry: (key: ByteView, value: ByteView)?, _ label: String,
                                    lendValue: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void,
                                    lendEntry: (UnsafeRawBufferPointer, (Lent) throws -> Void) throws -> Void) throws {
+        // `.none` until `body` runs: "never called" differs from "called with nil".
         var lent: [UInt8]?? = .none
-        try key.withUnsafeBytes { raw in try lendValue(raw) { lent = .some($0.map { Array($0) }) } }
+        var calls = 0
+        try key.withUnsafeBytes { raw in try lendValue(raw) { calls += 1; lent = .some($0.map { Array($0) }) } }
+        #expect(calls == 1, "\(label) \(key)")
         #expect(lent == .some(view?.bytes), "\(label) \(key)")
         var lentEntry: ([UInt8], [UInt8])?? = .none
-        try key.withUnsafeBytes { raw in try lendEntry(raw) { lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) } }
-        #expect(lentEntry?.map(\.0) == entry.map(\.key.bytes), "\(label) \(key)")
-        #expect(lentEntry?.map(\.1) == entry.map(\.value.bytes), "\(label) \(key)")
+        calls = 0
+        try key.withUnsafeBytes { raw in try lendEntry(raw) { calls += 1; lentEntry = .some($0.map { (Array($0.key), Array($0.value)) }) } }
+        #expect(calls == 1, "\(label) \(key)")
+        #expect(lentEntry.map { $0?.0 } == .some(entry?.key.bytes), "\(label) \(key)")
+        #expect(lentEntry.map { $0?.1 } == .some(entry?.value.bytes), "\(label) \(key)")
     }
 
     private static func check(_ tx: Transaction, keys: [[UInt8]], tree: Tree) throws -> Int {
@@ -93,5 +117,45 @@ import Testing
         let key: [UInt8] = Array("k00002".utf8)
         #expect(throws: StrataError.self) { try key.withUnsafeBytes { raw in try kept!.withValue(forKey: raw, inTree: "t") { _ in } } }
         #expect(throws: StrataError.self) { try key.withUnsafeBytes { raw in try kept!.withFirstEntry(atOrAfter: raw, inTree: "t") { _ in } } }
+    }
+
+    /// A body that changes the transaction (a put, an abort) is `misuse` once it returns: on the
+    /// value path, on an entry inside a leaf and on one that starts the next leaf. Each body runs
+    /// once.
+    @Test func changingTheTransactionInsideTheBodyIsMisuse() throws {
+        var generator = SeededGenerator(seed: testSeed("lending lookup misuse"))
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try Self.fill(tx) }
+        func isMisuse(_ error: StrataError?) -> Bool {
+            if case .misuse? = error { return true }
+            return false
+        }
+        let tx = try db.beginWrite()
+        let tree = try tx.tree("t")
+        // The last probe is the least key after a leaf's last key (the next-leaf path).
+        let leafEnd = try Self.probes(tx, generator: &generator).last!
+        var calls = 0
+        for (round, key) in [Array("k00002".utf8), Array("k00003".utf8), leafEnd].enumerated() {
+            calls = 0
+            let valueError = #expect(throws: StrataError.self) {
+                try key.withUnsafeBytes { raw in
+                    try tx.withValue(forKey: raw, in: tree) { _ in calls += 1; try tx.put("new value \(round)", "x", in: tree) }
+                }
+            }
+            #expect(isMisuse(valueError) && calls == 1, "withValue \(key): \(String(describing: valueError))")
+            calls = 0
+            let entryError = #expect(throws: StrataError.self) {
+                try key.withUnsafeBytes { raw in
+                    try tx.withFirstEntry(atOrAfter: raw, in: tree) { _ in calls += 1; try tx.put("new entry \(round)", "x", in: tree) }
+                }
+            }
+            #expect(isMisuse(entryError) && calls == 1, "withFirstEntry \(key): \(String(describing: entryError))")
+        }
+        // An abort inside the body.
+        let abortError = #expect(throws: StrataError.self) {
+            try leafEnd.withUnsafeBytes { raw in try tx.withFirstEntry(atOrAfter: raw, in: tree) { _ in tx.abort() } }
+        }
+        #expect(isMisuse(abortError), "\(String(describing: abortError))")
     }
 }

@@ -23,6 +23,19 @@ import Testing
         _ = try tx.createTree("empty")
     }
 
+    /// A store holding `fill(_:entries:)`; keep the directory while the store is used.
+    private static func store(entries: Int) throws -> (TemporaryDirectory, Database) {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path)
+        try db.write { tx throws in try fill(tx, entries: entries) }
+        return (dir, db)
+    }
+
+    private static func isMisuse(_ error: StrataError?) -> Bool {
+        if case .misuse? = error { return true }
+        return false
+    }
+
     /// Where the named key starts: after the '|'.
     private static func referenceStart(_ key: UnsafeRawBufferPointer) -> Int { (key.firstIndex(of: UInt8(ascii: "|")) ?? -1) + 1 }
 
@@ -94,9 +107,8 @@ import Testing
     }
 
     @Test func changesBetweenOrInsideTheStepsAreMisuse() throws {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path)
-        try db.write { tx throws in try Self.fill(tx, entries: 3_000) }
+        let (dir, db) = try Self.store(entries: 3_000)
+        defer { withExtendedLifetime(dir) {} }
         // A write between collecting and looking up.
         let tx = try db.beginWrite()
         let target = try tx.tree("target")
@@ -104,22 +116,23 @@ import Testing
                                          referenceStart: Self.referenceStart)
         try tx.put("key-new", "x", in: target)
         var calls = 0
-        #expect(throws: StrataError.self) { try tx.forEachValue(of: keys, in: target) { _, _, _ in calls += 1 } }
-        #expect(calls == 0)
+        let between = #expect(throws: StrataError.self) { try tx.forEachValue(of: keys, in: target) { _, _, _ in calls += 1 } }
+        #expect(Self.isMisuse(between) && calls == 0, "\(String(describing: between))")
         // A write inside the callback stops the lookups at once.
         keys = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max,
                                      referenceStart: Self.referenceStart)
-        #expect(throws: StrataError.self) {
+        let inside = #expect(throws: StrataError.self) {
             try tx.forEachValue(of: keys, in: target) { _, _, _ in
                 calls += 1
                 if calls == 3 { try tx.put("key-000000-new", String(repeating: "x", count: 900), in: target) }
             }
         }
-        #expect(calls == 3)
+        #expect(Self.isMisuse(inside) && calls == 3, "\(String(describing: inside))")
         // An offset outside the key.
-        #expect(throws: StrataError.self) {
+        let outside = #expect(throws: StrataError.self) {
             _ = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max) { $0.count + 1 }
         }
+        #expect(Self.isMisuse(outside), "\(String(describing: outside))")
         tx.abort()
         // Keys of an ended read, and keys of another transaction.
         let reader = try db.beginRead()
@@ -127,11 +140,13 @@ import Testing
                                               referenceStart: Self.referenceStart)
         #expect(stale.count == 10)
         let other = try db.beginRead()
-        #expect(throws: StrataError.self) { try other.forEachValue(of: stale, in: try other.tree("target")) { _, _, _ in } }
+        let foreign = #expect(throws: StrataError.self) { try other.forEachValue(of: stale, in: try other.tree("target")) { _, _, _ in } }
+        #expect(Self.isMisuse(foreign), "\(String(describing: foreign))")
         other.end()
         let readerTarget = try reader.tree("target")
         reader.end()
-        #expect(throws: StrataError.self) { try reader.forEachValue(of: stale, in: readerTarget) { _, _, _ in } }
+        let ended = #expect(throws: StrataError.self) { try reader.forEachValue(of: stale, in: readerTarget) { _, _, _ in } }
+        #expect(Self.isMisuse(ended), "\(String(describing: ended))")
         // A callback's error stops the lookups.
         try db.read { tx throws in
             let keys = try tx.referencedKeys(in: try tx.tree("index"), from: nil, to: nil, reverse: false, limit: .max,
@@ -145,5 +160,34 @@ import Testing
             }
             #expect(seen == 40)
         }
+    }
+
+    /// A limit of 0 or less collects no key, but an ended transaction is still `closed` and a
+    /// tree handle of another transaction still `misuse`, as with any limit.
+    @Test func noLimitStillChecksTheTransactionAndTheTree() throws {
+        let (dir, db) = try Self.store(entries: 100)
+        defer { withExtendedLifetime(dir) {} }
+        let reader = try db.beginRead()
+        let index = try reader.tree("index")
+        for limit in [0, -1] {
+            #expect(try reader.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit,
+                                              referenceStart: Self.referenceStart).count == 0)
+        }
+        let other = try db.beginRead()
+        reader.end()
+        for limit in [0, -1, 10] {
+            let foreign = #expect(throws: StrataError.self) {
+                _ = try other.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit, referenceStart: Self.referenceStart)
+            }
+            #expect(Self.isMisuse(foreign), "limit \(limit): \(String(describing: foreign))")
+            let ended = #expect(throws: StrataError.self) {
+                _ = try reader.referencedKeys(in: index, from: nil, to: nil, reverse: false, limit: limit, referenceStart: Self.referenceStart)
+            }
+            guard case .closed? = ended else {
+                Issue.record("limit \(limit): \(String(describing: ended)) instead of closed")
+                continue
+            }
+        }
+        other.end()
     }
 }

@@ -90,12 +90,13 @@ public class DatastoreReader<F: DatastoreFormat> {
         return total
     }
 
-    /// Two passes: the index entries in range are collected first (no decoding), then the
-    /// instances are looked up together (`Transaction.forEachValue(of:in:_:)` overlaps their
-    /// cache misses) and decoded straight into the result's storage. A reference index's entries
-    /// are collected as the identifiers they name, in place (`Transaction.referencedKeys`), and
-    /// each instance is decoded from its bytes in place: no view (and no atomic retain and
-    /// release of its owner) per entry.
+    /// Two passes, the entries in range collected first (no decoding), then decoded straight into
+    /// the result's storage. A reference index's entries are collected as the identifiers they
+    /// name, in place (`Transaction.referencedKeys`); the instances are then looked up together
+    /// (`Transaction.forEachValue(of:in:_:)` overlaps their cache misses) and each is decoded from
+    /// its bytes in place: no view (and no atomic retain and release of its owner) per entry. A
+    /// direct index holds the instances in its entries' values: the scan collects a view of each
+    /// value and of each key (which names the instance if it fails to decode), and no lookup follows.
     func loadIndexed<Value: OrderedKey>(_ info: IndexInfo<F.Instance>, _ range: KeyRange, valueType: Value.Type, order: RangeOrder,
                                         limit: Int?) throws -> [F.Instance] {
         if !info.isDirect {

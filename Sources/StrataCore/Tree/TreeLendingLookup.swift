@@ -5,7 +5,8 @@
 /// releases it, two atomic operations per view; a typed load by a unique index handed out four
 /// views (the index entry's key and value, the identifier, the instance). A lent buffer needs no
 /// owner: the page stays where it is while the call runs, since nothing in the call may change
-/// the transaction or end the snapshot (as with `forEachEntry(withPrefix:)`).
+/// the transaction or end the snapshot (as with `forEachEntry(withPrefix:)`; the `Transaction`
+/// forms report a change made inside the body as `misuse` once it returns).
 extension PageAccess {
     /// Calls `body` with the value stored under `key` (nil if there is none), valid during the call only.
     @inline(__always)
@@ -41,18 +42,24 @@ extension PageAccess {
 }
 
 extension ReadSnapshot {
-    /// Calls `body` with the value stored under `key` in the tree called `name` (nil if either is
-    /// missing), in place: valid during the call only, copy it to keep it. Throws `misuse` after
-    /// the snapshot's `withSnapshot` call returned, and what `get` and `body` throw.
+    /// Calls `body` once with the value stored under `key` in the tree called `name` (nil if
+    /// either is missing), in place: valid during the call only, copy it to keep it.
+    ///
+    /// - Throws: `StrataError.misuse` after the snapshot's `withSnapshot` call returned;
+    ///   `StrataError.corruptPage` for a damaged page on the path; `StrataError.snapshotOverwritten`
+    ///   if a page the snapshot reads was written after it (its pin was missing); what `body`
+    ///   throws.
     public func withValue(forKey key: UnsafeRawBufferPointer, inTree name: String,
                           _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
         guard let record = try record(ofTree: name) else { return try body(nil) }
         return try access.withValue(in: record, key: key, body)
     }
 
-    /// Calls `body` with the first entry of the tree called `name` whose key is at or after `key`
-    /// (nil if there is none, or no such tree), in place: `firstEntry(atOrAfter:inTree:)` valid
-    /// during the call only.
+    /// Calls `body` once with the first entry of the tree called `name` whose key is at or after
+    /// `key` (nil if there is none, or no such tree), in place: `firstEntry(atOrAfter:inTree:)`
+    /// valid during the call only.
+    ///
+    /// - Throws: as `withValue(forKey:inTree:_:)`.
     public func withFirstEntry(atOrAfter key: UnsafeRawBufferPointer, inTree name: String,
                                _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> Void) throws {
         guard let record = try record(ofTree: name) else { return try body(nil) }
@@ -61,17 +68,60 @@ extension ReadSnapshot {
 }
 
 extension Transaction {
-    /// Calls `body` with the value stored under `key` in `tree` (nil if there is none), in place:
-    /// valid during the call only, copy it to keep it. `body` must not change the transaction.
+    /// Calls `body` once with the value stored under `key` in `tree` (nil if there is none), in
+    /// place: valid during the call only, copy it to keep it. `body` must not change or end the
+    /// transaction (the bytes lie in its pages, which a change may move or free).
+    ///
+    /// To keep what `body` sees, capture it into a local:
+    ///
+    /// ```swift
+    /// var balance: Int64?
+    /// try key.withUnsafeBytes { key in
+    ///     try tx.withValue(forKey: key, in: accounts) { value in
+    ///         balance = value.map { $0.loadUnaligned(as: Int64.self) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Throws: `StrataError.closed` if the transaction ended; `StrataError.misuse` if `tree`
+    ///   is a handle of another transaction, or `body` changed or ended the transaction (checked
+    ///   when it returns); `StrataError.treeNotFound` if the tree was dropped;
+    ///   `StrataError.corruptPage` for a damaged page on the path; `StrataError.snapshotOverwritten`
+    ///   if a page a read reads was written after its snapshot; what `body` throws.
     public func withValue(forKey key: UnsafeRawBufferPointer, in tree: Tree, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
-        try access.withValue(in: trees[try state(of: tree)].record, key: key, body)
+        let record = trees[try state(of: tree)].record
+        let stamp = access.modificationCount
+        try access.withValue(in: record, key: key, body)
+        try checkUnchanged(since: stamp, inside: "withValue(forKey:in:)")
     }
 
-    /// Calls `body` with the first entry of `tree` whose key is at or after `key` (nil if there
-    /// is none), in place: `firstEntry(atOrAfter:in:)` valid during the call only. `body` must not
-    /// change the transaction.
+    /// Calls `body` once with the first entry of `tree` whose key is at or after `key` (nil if
+    /// there is none), in place: `firstEntry(atOrAfter:in:)` valid during the call only. `body`
+    /// must not change or end the transaction.
+    ///
+    /// ```swift
+    /// var first: (key: [UInt8], value: [UInt8])?
+    /// try prefix.withUnsafeBytes { prefix in
+    ///     try tx.withFirstEntry(atOrAfter: prefix, in: tree) { entry in
+    ///         first = entry.map { (Array($0.key), Array($0.value)) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Throws: as `withValue(forKey:in:_:)`.
     public func withFirstEntry(atOrAfter key: UnsafeRawBufferPointer, in tree: Tree,
                                _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> Void) throws {
-        try access.withFirstEntry(in: trees[try state(of: tree)].record, atOrAfter: key, body)
+        let record = trees[try state(of: tree)].record
+        let stamp = access.modificationCount
+        try access.withFirstEntry(in: record, atOrAfter: key, body)
+        try checkUnchanged(since: stamp, inside: "withFirstEntry(atOrAfter:in:)")
+    }
+
+    /// Refuses a change or end of the transaction inside the body of a lending call: nothing is
+    /// read after it, but the body broke the rule its bytes depend on, so it is reported.
+    private func checkUnchanged(since stamp: Int, inside call: String) throws {
+        guard access.modificationCount == stamp else {
+            throw StrataError.misuse("the transaction was changed or ended inside \(call); copy the bytes first, then modify")
+        }
     }
 }

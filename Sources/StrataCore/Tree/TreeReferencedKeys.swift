@@ -1,21 +1,25 @@
-/// The keys of another tree that a range of index entries names: what a range read through a
-/// reference index does (each index key ends with the identifier of an instance in the primary
-/// tree), in two steps without a `ByteView` per entry: `Transaction.referencedKeys(in:...)`
-/// walks the index range and remembers where each named key lies, then
-/// `Transaction.forEachValue(of:in:_:)` looks them up a group at a time
-/// (`PageAccess.lookupEachNode`) and lends each value in place.
-///
-/// Why: a view per index entry, per identifier and per value retains and releases its owner
-/// (atomic operations, about a tenth of a range row's time) and goes through an array of views.
-///
-/// Safety: the remembered keys point into pages of the transaction, which stay where they are
-/// while the transaction is neither modified nor ended; both bump its modification count
-/// (`PageAccess.modificationCount`), which `forEachValue` compares with the count at the walk
-/// before it reads a key and after each call of its body, as `TreeScan` does with its path.
+// Design: a range read through a reference index (each index key ends with the identifier of
+// an instance in the primary tree) in two steps without a `ByteView` per entry:
+// `Transaction.referencedKeys(in:...)` walks the index range and remembers where each named key
+// lies, then `Transaction.forEachValue(of:in:_:)` looks them up a group at a time
+// (`PageAccess.lookupEachNode`) and lends each value in place.
+//
+// Why: a view per index entry, per identifier and per value retains and releases its owner
+// (atomic operations, about a tenth of a range row's time) and goes through an array of views.
+//
+// Safety: the remembered keys point into pages of the transaction, which stay where they are
+// while the transaction is neither modified nor ended; both bump its modification count
+// (`PageAccess.modificationCount`), which `forEachValue` compares with the count at the walk
+// before it reads a key and after each call of its body, as `TreeScan` does with its path.
+
+/// The keys of another tree that a range of index entries names, collected by
+/// `Transaction.referencedKeys(in:from:to:reverse:limit:referenceStart:)` and looked up with
+/// `Transaction.forEachValue(of:in:_:)`. Valid only in the transaction that collected it, until
+/// that transaction is modified or ended; a later use is `StrataError.misuse`.
 public struct ReferencedKeys {
     let access: PageAccess
     let stamp: Int
-    /// Views into pages of the transaction (see the type's comment).
+    /// Views into pages of the transaction (see the design note above).
     let keys: [UnsafeRawBufferPointer]
 
     /// How many index entries the walk met (one key each).
@@ -24,18 +28,36 @@ public struct ReferencedKeys {
 
 extension Transaction {
     /// Walks the entries of `index` with `lower <= key < upper` (in descending order when
-    /// `reverse`), at most `limit`, and remembers for each the key of another tree it names: the
-    /// bytes of the entry's key from `referenceStart(key)` to its end.
+    /// `reverse`), at most `limit` (none if `limit <= 0`), and remembers for each the key of
+    /// another tree it names: the bytes of the entry's key from `referenceStart(key)` to its end.
+    /// The result is valid only in this transaction, until it is modified or ended; look the
+    /// keys up with `forEachValue(of:in:_:)` before any write.
     ///
-    /// - Throws: `StrataError.misuse` if `referenceStart` returns an offset outside
-    ///   `0...key.count`; what `scan` throws; what `referenceStart` throws (the walk stops).
+    /// ```swift
+    /// // Index keys are "<city>|<user id>"; the users tree maps a user id to its record.
+    /// let ids = try tx.referencedKeys(in: byCity, from: Array("Oslo|".utf8), to: Array("Oslo}".utf8),
+    ///                                 reverse: false, limit: 100) { key in
+    ///     key.firstIndex(of: UInt8(ascii: "|")).map { $0 + 1 } ?? key.count
+    /// }
+    /// var records: [[UInt8]] = []
+    /// try tx.forEachValue(of: ids, in: users) { _, _, record in
+    ///     if let record { records.append(Array(record)) }
+    /// }
+    /// ```
+    ///
+    /// - Throws: `StrataError.closed` if the transaction ended and `StrataError.misuse` if
+    ///   `index` is a handle of another transaction (both whatever `limit` is);
+    ///   `StrataError.misuse` if `referenceStart` returns an offset outside `0...key.count`; what
+    ///   `scan` throws; what `referenceStart` throws (the walk stops).
     public func referencedKeys(in index: Tree, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool, limit: Int,
                                referenceStart: (UnsafeRawBufferPointer) throws -> Int) throws -> ReferencedKeys {
+        // The transaction and the handle are checked whatever the limit: an ended transaction is
+        // `closed` and another transaction's handle `misuse` even when no key is to be collected.
+        let record = trees[try state(of: index)].record
         var keys: [UnsafeRawBufferPointer] = []
         let stamp = access.modificationCount
         if limit > 0 {
-            let scan = TreeScan(access: access, record: trees[try state(of: index)].record, lower: lower, upper: upper,
-                                upperInclusive: false)
+            let scan = TreeScan(access: access, record: record, lower: lower, upper: upper, upperInclusive: false)
             // Closure literals (not a local function) so that `keys` is not boxed and checked
             // for exclusive access at run time on every entry.
             if reverse {
