@@ -94,11 +94,13 @@ import Testing
     @Test func smallCommitsCopyTheLastCommitsPagesAndStayCorrect() throws {
         let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
-        let value = [UInt8](repeating: 7, count: 200)
-        // A tree of two levels, of more pages than the table keeps.
+        // A tree of more pages than the table keeps (values of 1,000 bytes: at most 4 a page).
+        let capacity = try #require(db.writer).lastCommitCapacity
+        let count = 4 * capacity + 400
+        let value = [UInt8](repeating: 7, count: 1000)
         try db.write { tx in
             let t = try tx.createTree("t")
-            for i in 0..<2000 { try tx.put(String(format: "k%05d", i), value, in: t) }
+            for i in 0..<count { try tx.put(String(format: "k%05d", i), value, in: t) }
         }
         /// One put; returns how many pages it copied from the last commit's buffers.
         func put(_ key: String, _ text: String) throws -> Int {
@@ -125,7 +127,7 @@ import Testing
         // A commit larger than the table's capacity empties it.
         try db.write { tx in
             let t = try tx.tree("t")
-            for i in stride(from: 0, to: 2000, by: 7) { try tx.put(String(format: "k%05d", i), "big \(i)", in: t) }
+            for i in stride(from: 0, to: count, by: 3) { try tx.put(String(format: "k%05d", i), "big \(i)", in: t) }
         }
         #expect(try put("k00001", "d") == 0)
         #expect(try put("k01999", "e") >= 1)
@@ -133,8 +135,37 @@ import Testing
             let t = try tx.tree("t")
             #expect(try tx.string("k00001", in: t) == "d")
             #expect(try tx.string("k01999", in: t) == "e")
-            #expect(try tx.string("k00007", in: t) == "big 7")
+            #expect(try tx.string("k00006", in: t) == "big 6")
             #expect(try tx.string("k00002", in: t).map { _ in true } == true)
+        }
+        #expect(try db.check().isClean)
+    }
+
+    /// A commit of scattered changes (here ~150 pages: a leaf each and the branches above) is
+    /// kept whole, so the next transaction copies the leaves and branches it shares from memory.
+    @Test func aCommitOfScatteredChangesIsKept() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        let value = [UInt8](repeating: 7, count: 1000)
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<4000 { try tx.put(String(format: "k%05d", i), value, in: t) }
+        }
+        try db.write { tx in
+            let t = try tx.tree("t")
+            for i in stride(from: 0, to: 4000, by: 27) { try tx.put(String(format: "k%05d", i), "scattered \(i)", in: t) }
+        }
+        let tx = try db.beginWrite()
+        let t = try tx.tree("t")
+        try tx.put("k00027", "again", in: t)
+        try tx.put("k03996", "again", in: t)
+        // Two leaves, the root and the branches above them, all written by the commit before.
+        #expect(tx.lastCommitCopies >= 4)
+        try tx.commit()
+        try db.read { tx in
+            let t = try tx.tree("t")
+            #expect(try tx.string("k00027", in: t) == "again")
+            #expect(try tx.string("k00054", in: t) == "scattered 54")
         }
         #expect(try db.check().isClean)
     }

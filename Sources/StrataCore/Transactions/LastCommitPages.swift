@@ -12,27 +12,36 @@
 /// committed state, and with it the table, as it was. Buffers in the table are never in a dirty
 /// table and never recycled while they are here, so nothing writes to them.
 extension Database.WriterSession {
-    /// At most this many pages are kept: what a small commit writes, with room to spare.
-    static let lastCommitCapacity = 32
+    /// At most this many bytes of pages are kept (1,024 pages of 4 KiB): what a commit of a
+    /// hundred scattered changes writes (a leaf and most of a path each) fits, so the next such
+    /// transaction copies the upper branches and the leaves they share from memory, skipping the
+    /// validation of pages that hold the most nodes. Kept with 32 pages, a transaction of 100
+    /// entity updates validated 1.78 pages per update, with 1,024 1.26 (callgrind, 2026-11-25).
+    static let lastCommitByteCapacity = 4 << 20
+    /// At most this many pages are kept (never fewer than 32, what a small commit writes).
+    var lastCommitCapacity: Int { max(32, Database.WriterSession.lastCommitByteCapacity / committed.pageSize) }
 
-    /// After a successful commit: keeps the commit's buffers (moving them out of `dirty`) if there
-    /// are few enough, and recycles the previous commit's.
+    /// After a successful commit: keeps the commit's buffers (the transaction's table itself
+    /// becomes the kept one, no buffer moves) if there are few enough, and recycles the previous
+    /// commit's. `dirty` is left empty.
     func keepLastCommit(_ dirty: inout DirtyPages) {
         lastCommit.drain { recycle($0) }
-        guard dirty.count <= Database.WriterSession.lastCommitCapacity else { return }
-        // The emptied table's storage holds the new one (no allocation per commit).
-        var kept = lastCommit
-        lastCommit = DirtyPages()
+        guard dirty.count <= lastCommitCapacity else { return }
+        // The emptied table's storage becomes the transaction's (emptied) table.
+        swap(&lastCommit, &dirty)
+        // Only single-page tree pages stay (overflow runs and other pages are rare): they go
+        // back to the transaction's table, which recycles them when it ends.
         var passed: [PageBuffer] = []
-        dirty.drain { buffer in
-            if buffer.pageCount == 1, let kind = buffer.kind, kind == .branch || kind == .leaf {
-                kept[buffer.number] = buffer
-            } else {
+        lastCommit.forEach { buffer in
+            guard buffer.pageCount == 1, let kind = buffer.kind, kind == .branch || kind == .leaf else {
                 passed.append(buffer)
+                return
             }
         }
-        for buffer in passed { dirty[buffer.number] = buffer }
-        lastCommit = kept
+        for buffer in passed {
+            lastCommit.removeValue(forKey: buffer.number)
+            dirty[buffer.number] = buffer
+        }
     }
 
     /// The buffer the last commit wrote for page `number`, if it is a tree page it kept.
