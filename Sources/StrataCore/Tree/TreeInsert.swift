@@ -91,6 +91,11 @@ extension WriteTransaction {
             if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
                 return try insertCopies(into: &record, key: key, value: value, mode: mode)
             }
+            if exact, try replaceInPlace(in: leaf, at: index, value: value, isInline: isInline) {
+                leafHints.setLastIndex(index + 1, at: position)
+                leafHintInserts &+= 1
+                return true
+            }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
             // The next key of an ascending run goes right after this one.
@@ -104,6 +109,10 @@ extension WriteTransaction {
             return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
         let (index, exact) = try leaf.page().search(key)
+        if exact, try replaceInPlace(in: leaf, at: index, value: value, isInline: isInline) {
+            rememberLeaf(leaf, path: &path, record: record, index: index + 1)
+            return true
+        }
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
@@ -133,6 +142,20 @@ extension WriteTransaction {
                 try insert(into: &record, key: key, value: value, mode: mode)
             }
         }
+    }
+
+    /// Replaces the value of node `index` (whose key is the one being put) in place when the new
+    /// value is inline and as long as the stored inline one; returns whether it did. Nothing
+    /// moves: a rewrite of a fixed-size record (an entity's header after a property of fixed
+    /// width changed, a counter) skips removing the node (moving every node below it) and
+    /// inserting it again. `value` does not point into `leaf` (the callers checked).
+    @inline(__always)
+    private func replaceInPlace(in leaf: PageBuffer, at index: Int, value: UnsafeRawBufferPointer, isInline: Bool) throws -> Bool {
+        guard isInline else { return false }
+        let old = try leaf.page().leaf(index)
+        guard !old.isOverflow, old.valueLength == value.count else { return false }
+        if value.count > 0 { UnsafeMutableRawPointer(mutating: old.payload).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        return true
     }
 
     /// Before a node goes in at `index`: an existing node with the same key (`exact`) leaves
@@ -250,8 +273,23 @@ extension WriteTransaction {
         }
         try fill(leaf, positions: 0..<leftCount)
         try fill(right, positions: leftCount..<(original.count + 1))
-        let separator = Array(try right.page().leafKey(0))
+        let separator = Self.shortestSeparator(after: try leaf.page().leafKey(leaf.count - 1), upTo: try right.page().leafKey(0))
         try insertSeparator(separator, right: right.number, path: path, record: &record)
+    }
+
+    /// The shortest prefix of `right` (the first key of a split's right leaf) that sorts after
+    /// `left` (the last key of its left leaf): a separator routes every key below it left and the
+    /// rest right, so any key in `left < separator <= right` serves, and a shorter one lets a
+    /// branch page hold more children. Keys with random prefixes (identifiers) need two or three
+    /// bytes instead of the whole key: fewer branch pages, so a transaction of scattered changes
+    /// copies fewer of them. (Branch keys were always arbitrary bytes between their children's
+    /// keys; no reader assumes a separator is a stored key.)
+    static func shortestSeparator(after left: UnsafeRawBufferPointer, upTo right: UnsafeRawBufferPointer) -> [UInt8] {
+        // The first byte where they differ (left < right, so there is one, or left is a prefix).
+        var length = 0
+        let common = min(left.count, right.count)
+        while length < common && left[length] == right[length] { length += 1 }
+        return Array(right[0..<min(right.count, length + 1)])
     }
 
     /// Adds `(separator, right)` to the parent at the end of `path`, splitting upwards as needed.
