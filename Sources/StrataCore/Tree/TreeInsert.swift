@@ -250,7 +250,9 @@ extension WriteTransaction {
         // The nodes in their new order are the original ones with the new one at `index`:
         // position p holds the new node if p == index, else original node p (p < index) or p - 1.
         // `leftCount` of them stay on the left (as `splitPoint` chooses, without an array of sizes).
-        let leftCount = leafSplitPoint(original: scratch, count: original.count, newSize: newSize, insertAt: index)
+        let balanced = leafSplitPoint(original: scratch, count: original.count, newSize: newSize, insertAt: index)
+        let leftCount = index == original.count ? balanced
+            : try shortSeparatorSplitPoint(original: scratch, newKey: key, newSize: newSize, insertAt: index, balanced: balanced)
 
         let right = try newPage(kind: .leaf)
         record.leafPages &+= 1
@@ -275,6 +277,46 @@ extension WriteTransaction {
         try fill(right, positions: leftCount..<(original.count + 1))
         let separator = Self.shortestSeparator(after: try leaf.page().leafKey(leaf.count - 1), upTo: try right.page().leafKey(0))
         try insertSeparator(separator, right: right.number, path: path, record: &record)
+    }
+
+    /// Where to split a leaf (how many of its `original.count + 1` nodes, the new one at `index`,
+    /// stay left): among the split points that leave each half between 35% and 65% of the
+    /// bytes, the one whose separator (`shortestSeparator`) is shortest, the nearest to
+    /// `balanced` among equals. Keys that share long prefixes in groups (an entity's header and
+    /// history all start with its 16-byte identifier) then split between groups: the separator is
+    /// a few bytes instead of a whole identifier and more, branch pages hold about twice the
+    /// children, and a group stays on one leaf (a change to it dirties one leaf, not two).
+    private func shortSeparatorSplitPoint(original: PageBuffer, newKey: UnsafeRawBufferPointer, newSize: Int, insertAt index: Int,
+                                          balanced: Int) throws -> Int {
+        let page = try original.page()
+        let total = page.count + 1
+        func size(_ position: Int) -> Int {
+            position == index ? newSize : original.nodeSize(position < index ? position : position - 1) + 2
+        }
+        func key(_ position: Int) throws -> UnsafeRawBufferPointer {
+            position == index ? newKey : try page.leafKey(position < index ? position : position - 1)
+        }
+        // Node and slot bytes of all nodes (`usedSpace` counts both), the new one's with them.
+        let bytes = page.usedSpace + newSize
+        let room = pageSize - PageLayout.headerSize
+        var best = balanced, bestLength = Int.max, bestDistance = Int.max
+        var left = size(0)
+        for split in 1..<total {
+            defer { left += size(split) }
+            if left * 20 > bytes * 13 { break }
+            guard left * 20 >= bytes * 7, left <= room, bytes - left <= room else { continue }
+            let previous = try key(split - 1), next = try key(split)
+            // Compared no further than the best so far: a longer separator cannot win.
+            let common = min(previous.count, next.count, bestLength)
+            var length = 0
+            while length < common && previous[length] == next[length] { length += 1 }
+            length = min(next.count, length + 1)
+            let distance = abs(split - balanced)
+            if length < bestLength || (length == bestLength && distance < bestDistance) {
+                (best, bestLength, bestDistance) = (split, length, distance)
+            }
+        }
+        return best
     }
 
     /// The shortest prefix of `right` (the first key of a split's right leaf) that sorts after
