@@ -8,7 +8,7 @@
 ///
 /// The table holds exactly the single-page tree buffers of the session's last commit, so each
 /// holds the committed content of its page: a commit replaces the table (or empties it, when it
-/// wrote more than `capacity` pages), and a transaction that aborts or fails to commit leaves the
+/// wrote more than `lastCommitCapacity` pages), and a transaction that aborts or fails to commit leaves the
 /// committed state, and with it the table, as it was. Buffers in the table are never in a dirty
 /// table and never recycled while they are here, so nothing writes to them.
 extension Database.WriterSession {

@@ -4,9 +4,11 @@ import Glibc
 ///
 /// The path from the root to the target leaf is "touched" top-down: each page becomes a dirty copy
 /// (once per transaction) and its parent is re-pointed at the copy. A leaf that cannot take the new
-/// node is split in two by bytes; the separator goes up, splitting parents as needed, and a split
-/// root grows the tree by one level. Every node is at most a third of a page, which guarantees that
-/// a full page plus one node always splits into two halves that fit.
+/// node is split in two by bytes (near the middle, where the separator is shortest:
+/// `shortSeparatorSplitPoint`); the separator, the shortest prefix of the right half's first key
+/// that sorts after the left half's last, goes up, splitting parents as needed, and a split root
+/// grows the tree by one level. Every node is at most a third of a page, which guarantees that a
+/// full page plus one node always splits into two halves that fit.
 extension WriteTransaction {
     typealias PathEntry = (buffer: PageBuffer, index: Int)
 
