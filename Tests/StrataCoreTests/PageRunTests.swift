@@ -169,4 +169,42 @@ import Testing
         }
         #expect(try db.check().isClean)
     }
+
+    /// A branch page an earlier commit wrote is copied from memory too, as long as no later
+    /// commit wrote its page number (`WriterSession.builtBranch`).
+    @Test func branchesOfEarlierCommitsAreCopiedFromMemory() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        let value = [UInt8](repeating: 7, count: 1000)
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<4000 { try tx.put(String(format: "k%05d", i), value, in: t) }
+        }
+        #expect(try db.read { try $0.record(of: $0.tree("t")).depth } >= 3)
+        func put(_ key: String, _ text: String) throws -> Int {
+            let tx = try db.beginWrite()
+            try tx.put(key, text, in: try tx.tree("t"))
+            let copies = tx.lastCommitCopies
+            try tx.commit()
+            return copies
+        }
+        _ = try put("k00001", "a") // the path to the first leaf
+        _ = try put("k03990", "b") // the path to the last one: the root again, other branches
+        // The root from the last commit, the first leaf's branch from the one before.
+        #expect(try put("k00002", "c") >= 2)
+        // An aborted transaction took the branch out of the table; the copy comes from the file.
+        let aborted = try db.beginWrite()
+        try aborted.put("k00003", "never", in: try aborted.tree("t"))
+        aborted.abort()
+        #expect(try put("k03991", "d") >= 1)
+        try db.read { tx in
+            let t = try tx.tree("t")
+            #expect(try tx.string("k00001", in: t) == "a")
+            #expect(try tx.string("k00002", in: t) == "c")
+            #expect(try tx.get("k00003", in: t)?.bytes == value)
+            #expect(try tx.string("k03991", in: t) == "d")
+        }
+        #expect(try db.check().isClean)
+    }
 }
+

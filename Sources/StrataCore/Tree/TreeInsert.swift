@@ -19,11 +19,18 @@ extension WriteTransaction {
             // rolling this nested one back finds the enclosing one's bytes untouched.
             return buffer.nestingDepth == nestingDepth ? buffer : shadow(buffer)
         }
-        // A page the last commit wrote is copied from the writer's own buffer: built in memory,
-        // it needs no validation (see `LastCommitPages`). Anything else comes from the file.
+        // A page the last commit wrote, or a branch page an earlier commit wrote, is copied from
+        // the writer's own buffer: built in memory, it needs no validation (see
+        // `LastCommitPages`). Anything else comes from the file.
         let source: UnsafeRawPointer
+        var taken: PageBuffer?
+        defer { if let taken { session.recycle(taken) } }
         if let built = session.lastCommitBuffer(number) {
             source = UnsafeRawPointer(built.memory)
+            lastCommitCopies &+= 1
+        } else if let built = session.builtBranch(number) {
+            source = UnsafeRawPointer(built.memory)
+            taken = built
             lastCommitCopies &+= 1
         } else {
             let page = try access.page(number)
