@@ -91,25 +91,34 @@ import Testing
 /// Copies of pages the writer's last commit wrote come from its own buffers (`LastCommitPages`),
 /// and only while those buffers still hold the committed content.
 @Suite struct LastCommitPagesTests {
-    @Test func smallCommitsCopyTheLastCommitsPagesAndStayCorrect() throws {
-        let (dir, db) = try unsyncedStore()
-        defer { withExtendedLifetime(dir) {} }
-        // A tree of more pages than the table keeps (values of 1,000 bytes: at most 4 a page).
-        let capacity = try #require(db.writer).lastCommitCapacity
-        let count = 4 * capacity + 400
-        let value = [UInt8](repeating: 7, count: 1000)
+    /// The value of every key `fill` writes: 1,000 bytes, at most 4 a page.
+    static let value = [UInt8](repeating: 7, count: 1000)
+
+    /// Creates tree "t" with `count` keys `k00000`... of `value`.
+    static func fill(_ db: Database, count: Int) throws {
         try db.write { tx in
             let t = try tx.createTree("t")
             for i in 0..<count { try tx.put(String(format: "k%05d", i), value, in: t) }
         }
-        /// One put; returns how many pages it copied from the last commit's buffers.
-        func put(_ key: String, _ text: String) throws -> Int {
-            let tx = try db.beginWrite()
-            try tx.put(key, text, in: try tx.tree("t"))
-            let copies = tx.lastCommitCopies
-            try tx.commit()
-            return copies
-        }
+    }
+
+    /// One put into "t", committed; returns how many pages it copied from the writer's buffers.
+    static func put(_ db: Database, _ key: String, _ text: String) throws -> Int {
+        let tx = try db.beginWrite()
+        try tx.put(key, text, in: try tx.tree("t"))
+        let copies = tx.lastCommitCopies
+        try tx.commit()
+        return copies
+    }
+
+    @Test func smallCommitsCopyTheLastCommitsPagesAndStayCorrect() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        // A tree of more pages than the table keeps.
+        let capacity = try #require(db.writer).lastCommitCapacity
+        let count = 4 * capacity + 400
+        try Self.fill(db, count: count)
+        func put(_ key: String, _ text: String) throws -> Int { try Self.put(db, key, text) }
         #expect(try put("k00001", "a") == 0, "the big first commit kept no buffers")
         #expect(try put("k00001", "b") >= 2, "the root and the leaf the last commit wrote")
         // An aborted transaction and a nested rollback leave the committed state, and the table.
@@ -146,11 +155,7 @@ import Testing
     @Test func aCommitOfScatteredChangesIsKept() throws {
         let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
-        let value = [UInt8](repeating: 7, count: 1000)
-        try db.write { tx in
-            let t = try tx.createTree("t")
-            for i in 0..<4000 { try tx.put(String(format: "k%05d", i), value, in: t) }
-        }
+        try Self.fill(db, count: 4000)
         try db.write { tx in
             let t = try tx.tree("t")
             for i in stride(from: 0, to: 4000, by: 27) { try tx.put(String(format: "k%05d", i), "scattered \(i)", in: t) }
@@ -175,19 +180,9 @@ import Testing
     @Test func branchesOfEarlierCommitsAreCopiedFromMemory() throws {
         let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
-        let value = [UInt8](repeating: 7, count: 1000)
-        try db.write { tx in
-            let t = try tx.createTree("t")
-            for i in 0..<4000 { try tx.put(String(format: "k%05d", i), value, in: t) }
-        }
+        try Self.fill(db, count: 4000)
         #expect(try db.read { try $0.record(of: $0.tree("t")).depth } >= 3)
-        func put(_ key: String, _ text: String) throws -> Int {
-            let tx = try db.beginWrite()
-            try tx.put(key, text, in: try tx.tree("t"))
-            let copies = tx.lastCommitCopies
-            try tx.commit()
-            return copies
-        }
+        func put(_ key: String, _ text: String) throws -> Int { try Self.put(db, key, text) }
         _ = try put("k00001", "a") // the path to the first leaf
         _ = try put("k03990", "b") // the path to the last one: the root again, other branches
         // The root from the last commit, the first leaf's branch from the one before.
@@ -201,7 +196,7 @@ import Testing
             let t = try tx.tree("t")
             #expect(try tx.string("k00001", in: t) == "a")
             #expect(try tx.string("k00002", in: t) == "c")
-            #expect(try tx.get("k00003", in: t)?.bytes == value)
+            #expect(try tx.get("k00003", in: t)?.bytes == Self.value)
             #expect(try tx.string("k03991", in: t) == "d")
         }
         #expect(try db.check().isClean)
