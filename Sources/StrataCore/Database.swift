@@ -94,6 +94,8 @@ public final class Database: Sendable {
         @exclusivity(unchecked) var pagesExpectedNext = 0
         /// The tree pages the last commit wrote (see `LastCommitPages.swift`).
         @exclusivity(unchecked) var lastCommit = DirtyPages()
+        /// Branch pages earlier commits of this session wrote, still committed (`LastCommitPages.swift`).
+        @exclusivity(unchecked) var builtBranches = DirtyPages()
         /// Catalog entries of the newest generation this session knows (see `WriterCatalogMemory`).
         @exclusivity(unchecked) var catalogMemory = WriterCatalogMemory()
         /// The emptied dirty-page table of the last finished transaction, with its storage, for

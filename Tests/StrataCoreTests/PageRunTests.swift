@@ -91,23 +91,34 @@ import Testing
 /// Copies of pages the writer's last commit wrote come from its own buffers (`LastCommitPages`),
 /// and only while those buffers still hold the committed content.
 @Suite struct LastCommitPagesTests {
+    /// The value of every key `fill` writes: 1,000 bytes, at most 4 a page.
+    static let value = [UInt8](repeating: 7, count: 1000)
+
+    /// Creates tree "t" with `count` keys `k00000`... of `value`.
+    static func fill(_ db: Database, count: Int) throws {
+        try db.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<count { try tx.put(String(format: "k%05d", i), value, in: t) }
+        }
+    }
+
+    /// One put into "t", committed; returns how many pages it copied from the writer's buffers.
+    static func put(_ db: Database, _ key: String, _ text: String) throws -> Int {
+        let tx = try db.beginWrite()
+        try tx.put(key, text, in: try tx.tree("t"))
+        let copies = tx.lastCommitCopies
+        try tx.commit()
+        return copies
+    }
+
     @Test func smallCommitsCopyTheLastCommitsPagesAndStayCorrect() throws {
         let (dir, db) = try unsyncedStore()
         defer { withExtendedLifetime(dir) {} }
-        let value = [UInt8](repeating: 7, count: 200)
-        // A tree of two levels, of more pages than the table keeps.
-        try db.write { tx in
-            let t = try tx.createTree("t")
-            for i in 0..<2000 { try tx.put(String(format: "k%05d", i), value, in: t) }
-        }
-        /// One put; returns how many pages it copied from the last commit's buffers.
-        func put(_ key: String, _ text: String) throws -> Int {
-            let tx = try db.beginWrite()
-            try tx.put(key, text, in: try tx.tree("t"))
-            let copies = tx.lastCommitCopies
-            try tx.commit()
-            return copies
-        }
+        // A tree of more pages than the table keeps.
+        let capacity = try #require(db.writer).lastCommitCapacity
+        let count = 4 * capacity + 400
+        try Self.fill(db, count: count)
+        func put(_ key: String, _ text: String) throws -> Int { try Self.put(db, key, text) }
         #expect(try put("k00001", "a") == 0, "the big first commit kept no buffers")
         #expect(try put("k00001", "b") >= 2, "the root and the leaf the last commit wrote")
         // An aborted transaction and a nested rollback leave the committed state, and the table.
@@ -125,7 +136,7 @@ import Testing
         // A commit larger than the table's capacity empties it.
         try db.write { tx in
             let t = try tx.tree("t")
-            for i in stride(from: 0, to: 2000, by: 7) { try tx.put(String(format: "k%05d", i), "big \(i)", in: t) }
+            for i in stride(from: 0, to: count, by: 3) { try tx.put(String(format: "k%05d", i), "big \(i)", in: t) }
         }
         #expect(try put("k00001", "d") == 0)
         #expect(try put("k01999", "e") >= 1)
@@ -133,9 +144,62 @@ import Testing
             let t = try tx.tree("t")
             #expect(try tx.string("k00001", in: t) == "d")
             #expect(try tx.string("k01999", in: t) == "e")
-            #expect(try tx.string("k00007", in: t) == "big 7")
+            #expect(try tx.string("k00006", in: t) == "big 6")
             #expect(try tx.string("k00002", in: t).map { _ in true } == true)
         }
         #expect(try db.check().isClean)
     }
+
+    /// A commit of scattered changes (here ~150 pages: a leaf each and the branches above) is
+    /// kept whole, so the next transaction copies the leaves and branches it shares from memory.
+    @Test func aCommitOfScatteredChangesIsKept() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        try Self.fill(db, count: 4000)
+        try db.write { tx in
+            let t = try tx.tree("t")
+            for i in stride(from: 0, to: 4000, by: 27) { try tx.put(String(format: "k%05d", i), "scattered \(i)", in: t) }
+        }
+        let tx = try db.beginWrite()
+        let t = try tx.tree("t")
+        try tx.put("k00027", "again", in: t)
+        try tx.put("k03996", "again", in: t)
+        // Two leaves, the root and the branches above them, all written by the commit before.
+        #expect(tx.lastCommitCopies >= 4)
+        try tx.commit()
+        try db.read { tx in
+            let t = try tx.tree("t")
+            #expect(try tx.string("k00027", in: t) == "again")
+            #expect(try tx.string("k00054", in: t) == "scattered 54")
+        }
+        #expect(try db.check().isClean)
+    }
+
+    /// A branch page an earlier commit wrote is copied from memory too, as long as no later
+    /// commit wrote its page number (`WriterSession.builtBranch`).
+    @Test func branchesOfEarlierCommitsAreCopiedFromMemory() throws {
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }
+        try Self.fill(db, count: 4000)
+        #expect(try db.read { try $0.record(of: $0.tree("t")).depth } >= 3)
+        func put(_ key: String, _ text: String) throws -> Int { try Self.put(db, key, text) }
+        _ = try put("k00001", "a") // the path to the first leaf
+        _ = try put("k03990", "b") // the path to the last one: the root again, other branches
+        // The root from the last commit, the first leaf's branch from the one before.
+        #expect(try put("k00002", "c") >= 2)
+        // An aborted transaction took the branch out of the table; the copy comes from the file.
+        let aborted = try db.beginWrite()
+        try aborted.put("k00003", "never", in: try aborted.tree("t"))
+        aborted.abort()
+        #expect(try put("k03991", "d") >= 1)
+        try db.read { tx in
+            let t = try tx.tree("t")
+            #expect(try tx.string("k00001", in: t) == "a")
+            #expect(try tx.string("k00002", in: t) == "c")
+            #expect(try tx.get("k00003", in: t)?.bytes == Self.value)
+            #expect(try tx.string("k03991", in: t) == "d")
+        }
+        #expect(try db.check().isClean)
+    }
 }
+

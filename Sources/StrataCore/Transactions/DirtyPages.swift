@@ -145,6 +145,12 @@ struct DirtyPages {
         drain { _ in }
     }
 
+    /// Shows every buffer to `body`, in no particular order (without an intermediate array).
+    func forEach(_ body: (PageBuffer) -> Void) {
+        guard count > 0 else { return }
+        for index in keys.indices where keys[index] != DirtyPages.empty { body(buffers[index]!) }
+    }
+
     /// Hands every buffer to `body` and empties the table in place, without an intermediate array.
     mutating func drain(_ body: (PageBuffer) -> Void) {
         guard count > 0 else { return }

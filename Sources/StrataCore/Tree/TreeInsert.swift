@@ -4,9 +4,11 @@ import Glibc
 ///
 /// The path from the root to the target leaf is "touched" top-down: each page becomes a dirty copy
 /// (once per transaction) and its parent is re-pointed at the copy. A leaf that cannot take the new
-/// node is split in two by bytes; the separator goes up, splitting parents as needed, and a split
-/// root grows the tree by one level. Every node is at most a third of a page, which guarantees that
-/// a full page plus one node always splits into two halves that fit.
+/// node is split in two by bytes (near the middle, where the separator is shortest:
+/// `shortSeparatorSplitPoint`); the separator, the shortest prefix of the right half's first key
+/// that sorts after the left half's last, goes up, splitting parents as needed, and a split root
+/// grows the tree by one level. Every node is at most a third of a page, which guarantees that a
+/// full page plus one node always splits into two halves that fit.
 extension WriteTransaction {
     typealias PathEntry = (buffer: PageBuffer, index: Int)
 
@@ -17,11 +19,18 @@ extension WriteTransaction {
             // rolling this nested one back finds the enclosing one's bytes untouched.
             return buffer.nestingDepth == nestingDepth ? buffer : shadow(buffer)
         }
-        // A page the last commit wrote is copied from the writer's own buffer: built in memory,
-        // it needs no validation (see `LastCommitPages`). Anything else comes from the file.
+        // A page the last commit wrote, or a branch page an earlier commit wrote, is copied from
+        // the writer's own buffer: built in memory, it needs no validation (see
+        // `LastCommitPages`). Anything else comes from the file.
         let source: UnsafeRawPointer
+        var taken: PageBuffer?
+        defer { if let taken { session.recycle(taken) } }
         if let built = session.lastCommitBuffer(number) {
             source = UnsafeRawPointer(built.memory)
+            lastCommitCopies &+= 1
+        } else if let built = session.builtBranch(number) {
+            source = UnsafeRawPointer(built.memory)
+            taken = built
             lastCommitCopies &+= 1
         } else {
             let page = try access.page(number)
@@ -91,6 +100,11 @@ extension WriteTransaction {
             if leaf.holdsStart(of: key) || leaf.holdsStart(of: value) {
                 return try insertCopies(into: &record, key: key, value: value, mode: mode)
             }
+            if exact, try replaceInPlace(in: leaf, at: index, value: value, isInline: isInline) {
+                leafHints.setLastIndex(index + 1, at: position)
+                leafHintInserts &+= 1
+                return true
+            }
             try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
             // The next key of an ascending run goes right after this one.
@@ -104,6 +118,10 @@ extension WriteTransaction {
             return try insertCopies(into: &record, key: key, value: value, mode: mode)
         }
         let (index, exact) = try leaf.page().search(key)
+        if exact, try replaceInPlace(in: leaf, at: index, value: value, isInline: isInline) {
+            rememberLeaf(leaf, path: &path, record: record, index: index + 1)
+            return true
+        }
         try replaceOrAdd(in: leaf, at: index, exact: exact, record: &record)
         if leaf.freeSpace >= size + 2 {
             try placeLeafNode(in: leaf, at: index, key: key, value: value, isInline: isInline, record: &record)
@@ -133,6 +151,20 @@ extension WriteTransaction {
                 try insert(into: &record, key: key, value: value, mode: mode)
             }
         }
+    }
+
+    /// Replaces the value of node `index` (whose key is the one being put) in place when the new
+    /// value is inline and as long as the stored inline one; returns whether it did. Nothing
+    /// moves: a rewrite of a fixed-size record (an entity's header after a property of fixed
+    /// width changed, a counter) skips removing the node (moving every node below it) and
+    /// inserting it again. `value` does not point into `leaf` (the callers checked).
+    @inline(__always)
+    private func replaceInPlace(in leaf: PageBuffer, at index: Int, value: UnsafeRawBufferPointer, isInline: Bool) throws -> Bool {
+        guard isInline else { return false }
+        let old = try leaf.page().leaf(index)
+        guard !old.isOverflow, old.valueLength == value.count else { return false }
+        if value.count > 0 { UnsafeMutableRawPointer(mutating: old.payload).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        return true
     }
 
     /// Before a node goes in at `index`: an existing node with the same key (`exact`) leaves
@@ -227,7 +259,9 @@ extension WriteTransaction {
         // The nodes in their new order are the original ones with the new one at `index`:
         // position p holds the new node if p == index, else original node p (p < index) or p - 1.
         // `leftCount` of them stay on the left (as `splitPoint` chooses, without an array of sizes).
-        let leftCount = leafSplitPoint(original: scratch, count: original.count, newSize: newSize, insertAt: index)
+        let balanced = leafSplitPoint(original: scratch, count: original.count, newSize: newSize, insertAt: index)
+        let leftCount = index == original.count ? balanced
+            : try shortSeparatorSplitPoint(original: scratch, newKey: key, newSize: newSize, insertAt: index, balanced: balanced)
 
         let right = try newPage(kind: .leaf)
         record.leafPages &+= 1
@@ -250,8 +284,63 @@ extension WriteTransaction {
         }
         try fill(leaf, positions: 0..<leftCount)
         try fill(right, positions: leftCount..<(original.count + 1))
-        let separator = Array(try right.page().leafKey(0))
+        let separator = Self.shortestSeparator(after: try leaf.page().leafKey(leaf.count - 1), upTo: try right.page().leafKey(0))
         try insertSeparator(separator, right: right.number, path: path, record: &record)
+    }
+
+    /// Where to split a leaf (how many of its `original.count + 1` nodes, the new one at `index`,
+    /// stay left): among the split points that leave each half between 35% and 65% of the
+    /// bytes, the one whose separator (`shortestSeparator`) is shortest, the nearest to
+    /// `balanced` among equals. Keys that share long prefixes in groups (an entity's header and
+    /// history all start with its 16-byte identifier) then split between groups: the separator is
+    /// a few bytes instead of a whole identifier and more, branch pages hold about twice the
+    /// children, and a group stays on one leaf (a change to it dirties one leaf, not two).
+    private func shortSeparatorSplitPoint(original: PageBuffer, newKey: UnsafeRawBufferPointer, newSize: Int, insertAt index: Int,
+                                          balanced: Int) throws -> Int {
+        let page = try original.page()
+        let total = page.count + 1
+        func size(_ position: Int) -> Int {
+            position == index ? newSize : original.nodeSize(position < index ? position : position - 1) + 2
+        }
+        func key(_ position: Int) throws -> UnsafeRawBufferPointer {
+            position == index ? newKey : try page.leafKey(position < index ? position : position - 1)
+        }
+        // Node and slot bytes of all nodes (`usedSpace` counts both), the new one's with them.
+        let bytes = page.usedSpace + newSize
+        let room = pageSize - PageLayout.headerSize
+        var best = balanced, bestLength = Int.max, bestDistance = Int.max
+        var left = size(0)
+        for split in 1..<total {
+            defer { left += size(split) }
+            if left * 20 > bytes * 13 { break }
+            guard left * 20 >= bytes * 7, left <= room, bytes - left <= room else { continue }
+            let previous = try key(split - 1), next = try key(split)
+            // Compared no further than the best so far: a longer separator cannot win.
+            let common = min(previous.count, next.count, bestLength)
+            var length = 0
+            while length < common && previous[length] == next[length] { length += 1 }
+            length = min(next.count, length + 1)
+            let distance = abs(split - balanced)
+            if length < bestLength || (length == bestLength && distance < bestDistance) {
+                (best, bestLength, bestDistance) = (split, length, distance)
+            }
+        }
+        return best
+    }
+
+    /// The shortest prefix of `right` (the first key of a split's right leaf) that sorts after
+    /// `left` (the last key of its left leaf): a separator routes every key below it left and the
+    /// rest right, so any key in `left < separator <= right` serves, and a shorter one lets a
+    /// branch page hold more children. Keys with random prefixes (identifiers) need two or three
+    /// bytes instead of the whole key: fewer branch pages, so a transaction of scattered changes
+    /// copies fewer of them. (Branch keys were always arbitrary bytes between their children's
+    /// keys; no reader assumes a separator is a stored key.)
+    static func shortestSeparator(after left: UnsafeRawBufferPointer, upTo right: UnsafeRawBufferPointer) -> [UInt8] {
+        // The first byte where they differ (left < right, so there is one, or left is a prefix).
+        var length = 0
+        let common = min(left.count, right.count)
+        while length < common && left[length] == right[length] { length += 1 }
+        return Array(right[0..<min(right.count, length + 1)])
     }
 
     /// Adds `(separator, right)` to the parent at the end of `path`, splitting upwards as needed.

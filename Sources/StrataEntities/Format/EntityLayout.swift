@@ -20,7 +20,8 @@ import StrataCore
 /// `UInt64` that grows with every entry (and every entity) ever written, so equal datestamps keep
 /// insertion order.
 ///
-/// Why the indexes end in a sequence number and not the identifier: identifiers are random, so
+/// Why the indexes end in a sequence number and not the identifier: identifiers a caller chooses
+/// are often random (the store's own are time-ordered: `EntityID.timeOrdered()`), so
 /// an index ordered by them puts every new entry on a random leaf, and a transaction that creates
 /// a thousand entities would copy and write a leaf of every index for most of them. Ordered by
 /// sequence, entities of one type and entities with one value are appended at the end of their

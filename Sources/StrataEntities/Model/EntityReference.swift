@@ -54,10 +54,11 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         whereKey("name", equals: .string(name), ofType: type)
     }
 
-    /// A new entity of `type`: a fresh identifier that is created when first resolved. The
-    /// same value resolved again (in this or a later operation) is that one entity.
+    /// A new entity of `type`: a fresh identifier (`EntityID.timeOrdered()`) that is created
+    /// when first resolved. The same value resolved again (in this or a later operation) is that
+    /// one entity.
     public static func new(_ type: String, with properties: [String: EntityValue] = [:]) -> EntityReference {
-        EntityReference(match: .id(EntityID()), type: type, createsIfMissing: true, initialProperties: properties)
+        EntityReference(match: .id(EntityID.timeOrdered()), type: type, createsIfMissing: true, initialProperties: properties)
     }
 
     /// This reference, creating the entity when nothing matches: of `type` (default: the

@@ -480,7 +480,7 @@ public final class EntityWriteContext: EntityReadContext {
             if try header(fixed) != nil { return nil }
             id = fixed
         case .property(let key, let value):
-            id = EntityID()
+            id = EntityID.timeOrdered()
             properties[key] = value
         }
         try create(id, type: type, properties: properties, at: datestamp)
