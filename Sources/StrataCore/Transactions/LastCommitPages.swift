@@ -14,7 +14,8 @@
 /// table are never in a dirty table and never recycled while they are there, so nothing writes
 /// to them.
 extension Database.WriterSession {
-    /// At most this many bytes of pages are kept (1,024 pages of 4 KiB): what a commit of a
+    /// At most this many bytes of pages are kept in each of the two tables (1,024 pages of 4 KiB;
+    /// the last commit's pages and earlier commits' branches: up to 8 MiB together): what a commit of a
     /// hundred scattered changes writes (a leaf and most of a path each) fits, so the next such
     /// transaction copies the upper branches and the leaves they share from memory, skipping the
     /// validation of pages that hold the most nodes. Kept with 32 pages, a transaction of 100
@@ -73,7 +74,10 @@ extension Database.WriterSession {
     /// long as no later commit writes their page numbers: a page's committed content changes
     /// only when a commit writes it, and every commit evicts the numbers it wrote. A page freed
     /// since (its copy is in a newer commit) may stay until its number is written again: no
-    /// committed tree points at it, so it is never asked for.
+    /// committed tree points at it, so it is never asked for, but it holds a place in the table
+    /// (bounded by `lastCommitCapacity`; entries are admitted only while there is room), so such
+    /// dead entries can crowd out live ones until their numbers are reused. Evicting them when a
+    /// commit frees them would need the commit's freed list here: measured gain first.
     @inline(__always)
     func builtBranch(_ number: UInt64) -> PageBuffer? {
         builtBranches.isEmpty ? nil : builtBranches.removeValue(forKey: number)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Strata
+import Synchronization
 
 /// The identifier of an entity: a UUID, unique across every entity type of a store.
 ///
@@ -12,10 +13,16 @@ public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringCon
     /// The identifier `uuid`; by default a new random one.
     public init(_ uuid: UUID = UUID()) { self.uuid = uuid }
 
-    /// A new identifier that sorts after those made in earlier milliseconds: a UUID of version 7
-    /// (RFC 9562), the Unix time in milliseconds in its first 48 bits, then 74 random bits. The
-    /// store gives one to every entity it creates without an identifier from the caller
-    /// (`EntityReference.new`, a get-or-create by a property).
+    /// A new, roughly time-ordered identifier: a UUID of version 7 (RFC 9562), Unix time in
+    /// milliseconds in its first 48 bits, then 74 random bits. The store gives one to every entity
+    /// it creates without an identifier from the caller (`EntityReference.new`, a get-or-create by
+    /// a property).
+    ///
+    /// Order: within this process, an identifier never sorts before one made in an earlier
+    /// millisecond, even if the wall clock steps back (the time used never goes below the last
+    /// one used); identifiers made in the same millisecond sort in random order. Across processes
+    /// and machines they are as ordered as the clocks. The first 48 bits tell when the entity was
+    /// created: use `EntityID()` (random) where that must not be visible.
     ///
     /// Why: an entity's header and history are stored under its identifier, so entities with
     /// random identifiers, created together, land on as many random pages as there are of them,
@@ -24,7 +31,8 @@ public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringCon
     public static func timeOrdered() -> EntityID {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let milliseconds = UInt64(max(0, now.tv_sec)) &* 1000 &+ UInt64(max(0, now.tv_nsec)) / 1_000_000
+        let clockMilliseconds = UInt64(max(0, now.tv_sec)) &* 1000 &+ UInt64(max(0, now.tv_nsec)) / 1_000_000
+        let milliseconds = lastIssuedMilliseconds.max(clockMilliseconds, ordering: .relaxed).newValue
         // A random (version 4) UUID's 122 random bits, of which its first 48 become the time,
         // and its version nibble 7; the variant bits stay.
         var bytes = UUID().uuid
@@ -34,6 +42,9 @@ public struct EntityID: Hashable, Comparable, Sendable, Codable, CustomStringCon
         }
         return EntityID(UUID(uuid: bytes))
     }
+
+    /// The time (Unix milliseconds) of the newest `timeOrdered()` identifier of this process.
+    private static let lastIssuedMilliseconds = Atomic<UInt64>(0)
 
     /// Parses the textual UUID form; nil if `string` is not one.
     public init?(_ string: String) {
