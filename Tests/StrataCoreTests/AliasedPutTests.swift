@@ -23,7 +23,8 @@ import Testing
 
     /// The leaf's own key, passed back as the key: the entry it names is replaced.
     @Test func keyViewOfTheSameLeafReplacesItsEntry() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try tx.createTree("t")
             try tx.put("a", "1", in: t)
@@ -44,7 +45,8 @@ import Testing
 
     /// A value of the same leaf, passed as the value of another key of that leaf.
     @Test func valueViewOfTheSameLeafIsStoredIntact() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try tx.createTree("t")
             try tx.put("a", "X", in: t)
@@ -69,7 +71,8 @@ import Testing
 
     /// The put splits the leaf the key and the value point into (the split rebuilds it in place).
     @Test func viewsIntoALeafThatSplitsAreStoredIntact() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try Self.fullLeaf(tx)
             let c = try tx.cursor(t)
@@ -94,7 +97,8 @@ import Testing
     /// The bound is a key of the leaf whose leading nodes `deleteLeading` removes: it is compared
     /// again after that removal repacked the leaf.
     @Test func deleteLeadingBeforeAViewIntoTheLeafItTrims() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try Self.fullLeaf(tx)
             let c = try tx.cursor(t)
@@ -109,7 +113,8 @@ import Testing
 
     /// The same inside a nested transaction, on a leaf the nested level copied (its own buffer).
     @Test func viewsIntoALeafOfANestedTransaction() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try tx.createTree("t")
             try tx.put("a", "1", in: t)

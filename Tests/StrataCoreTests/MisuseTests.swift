@@ -15,7 +15,8 @@ import Testing
     }
 
     @Test func modifyingDuringAScanOfTheSameTransactionIsRefused() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         #expect(throws: StrataError.misuse("the store was modified during a scan of the same transaction; collect the keys first, then modify")) {
             try db.write { tx in
                 let t = try tx.tree("t")
@@ -29,7 +30,8 @@ import Testing
     }
 
     @Test func cursorsEndWithTheirTransaction() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         let tx = try db.beginWrite()
         let cursor = try tx.cursor(try tx.tree("t"))
         #expect(try cursor.first())
@@ -46,7 +48,8 @@ import Testing
     /// cursor outlive its transaction: after a read ended it read pages its snapshot no longer
     /// pinned, after a commit it read recycled dirty buffers. Positioning now checks the lease too.
     @Test func repositioningACursorAfterItsTransactionEndedIsRefused() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         let reader = try db.beginRead()
         let readCursor = try reader.cursor(try reader.tree("t"))
         reader.end()
@@ -69,7 +72,8 @@ import Testing
     /// is refused, alone or grouped with other writers (found in review: it used to commit early
     /// when alone and fail only when grouped, so code passed tests and failed under load).
     @Test func aBodyThatCommitsItselfIsRefused() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         let before = db.generation
         #expect(throws: StrataError.misuse("commit() inside a write body; the write commits when its body returns (use beginWrite() to commit by hand)")) {
             try db.write { tx in

@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func aRenewedTransactionReadsTheNewGeneration() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         #expect(try value(db) == "one")
         for round in 0..<20 {
             try db.write { tx in try tx.put("k", "v\(round)", in: try tx.tree("t")) }
@@ -31,7 +32,8 @@ import Testing
     }
 
     @Test func aTransactionKeptAfterItsCallIsNotReused() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         var kept: ReadTransaction?
         try db.read { kept = $0 }
         try db.read { tx throws in #expect(tx !== kept) }
@@ -39,7 +41,8 @@ import Testing
     }
 
     @Test func treeHandlesOfAnEarlierReadAreRefused() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         var handle: Tree?
         try db.read { handle = try $0.tree("t") }
         try db.read { tx throws in
@@ -49,7 +52,8 @@ import Testing
     }
 
     @Test func aSnapshotKeptAfterItsCallIsRefusedEvenWhenItsAccessServesAgain() throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         var kept: ReadSnapshot?
         try db.withSnapshot { kept = $0 }
         try db.withSnapshot { snapshot throws in
@@ -77,7 +81,8 @@ import Testing
     }
 
     @Test func concurrentReadersShareThePoolSafely() async throws {
-        let (_, db) = try store()
+        let (dir, db) = try store()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try db.write { tx in
             let t = try tx.tree("t")
             for i in 0..<200 { try tx.put(String(format: "n%03d", i), "\(i)", in: t) }

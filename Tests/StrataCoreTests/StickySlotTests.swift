@@ -15,7 +15,8 @@ import StrataTestFixtures
     }
 
     @Test func theWriterDoesNotReusePagesOfALiveStickySnapshot() throws {
-        let (_, db) = try unsyncedStore()
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try rewrite(db, 1)
         try db.withSnapshot { _ in } // the reader and its slot are now pooled
         #expect(db.oldestReaderSnapshot == nil)
@@ -63,7 +64,8 @@ import StrataTestFixtures
     }
 
     @Test func manyThreadsLeaveOnlyIdleBoundedSlots() async throws {
-        let (_, db) = try unsyncedStore()
+        let (dir, db) = try unsyncedStore()
+        defer { withExtendedLifetime(dir) {} }  // the store directory outlives the handle
         try rewrite(db, 1)
         let failures = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<16 {
