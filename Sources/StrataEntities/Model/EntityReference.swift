@@ -23,22 +23,88 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
         case property(key: String, value: EntityValue)
     }
 
+    /// A plain identifier reference (no type, no creation) is held inline, with nothing to
+    /// retain: bulk reads take and return thousands of them, and every copy of the general
+    /// form (two strings, a value and a dictionary) cost retains and releases of each. The
+    /// general form is one shared, immutable box: one retain per copy. `init` picks the inline
+    /// form whenever it can, so one reference has one form.
+    private enum Storage: Sendable {
+        case id(EntityID)
+        case general(General)
+    }
+
+    /// The fields of a reference that is not a plain identifier.
+    private final class General: Sendable {
+        let match: Match
+        let type: String?
+        let createsIfMissing: Bool
+        let initialProperties: [String: EntityValue]
+
+        init(match: Match, type: String?, createsIfMissing: Bool, initialProperties: [String: EntityValue]) {
+            self.match = match
+            self.type = type
+            self.createsIfMissing = createsIfMissing
+            self.initialProperties = initialProperties
+        }
+    }
+
+    private let storage: Storage
+
     /// How the entity is found: by identifier or by a property value.
-    public let match: Match
+    public var match: Match {
+        switch storage {
+        case .id(let id): .id(id)
+        case .general(let general): general.match
+        }
+    }
+
     /// For a property match: only entities of this type match. For creation: the new entity's type.
-    public let type: String?
+    public var type: String? {
+        switch storage {
+        case .id: nil
+        case .general(let general): general.type
+        }
+    }
+
     /// Whether the entity is created when nothing matches.
-    public let createsIfMissing: Bool
+    public var createsIfMissing: Bool {
+        switch storage {
+        case .id: false
+        case .general(let general): general.createsIfMissing
+        }
+    }
+
     /// Properties given to an entity this reference creates (ignored when it already exists).
-    public let initialProperties: [String: EntityValue]
+    public var initialProperties: [String: EntityValue] {
+        switch storage {
+        case .id: [:]
+        case .general(let general): general.initialProperties
+        }
+    }
 
     /// The general form; `id(_:)`, `whereKey(_:equals:ofType:)`, `named(_:ofType:)`, `new(_:with:)` and
     /// `createIfMissing(as:with:)` cover the usual cases.
     public init(match: Match, type: String? = nil, createsIfMissing: Bool = false, initialProperties: [String: EntityValue] = [:]) {
-        self.match = match
-        self.type = type
-        self.createsIfMissing = createsIfMissing
-        self.initialProperties = initialProperties
+        if case .id(let id) = match, type == nil, !createsIfMissing, initialProperties.isEmpty {
+            storage = .id(id)
+        } else {
+            storage = .general(General(match: match, type: type, createsIfMissing: createsIfMissing, initialProperties: initialProperties))
+        }
+    }
+
+    /// Equal when every field is equal (two plain identifiers: when the identifiers are).
+    public static func == (lhs: EntityReference, rhs: EntityReference) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.id(let left), .id(let right)):
+            return left == right
+        case (.general(let left), .general(let right)):
+            if left === right { return true }
+            return left.match == right.match && left.type == right.type && left.createsIfMissing == right.createsIfMissing
+                && left.initialProperties == right.initialProperties
+        default:
+            // `init` holds every plain identifier inline, so the two forms never denote equal references.
+            return false
+        }
     }
 
     /// The entity with this identifier (nothing if it does not exist or was deleted).
@@ -71,7 +137,12 @@ public struct EntityReference: Hashable, Sendable, CustomStringConvertible {
     /// creation details: references are dictionary keys of every bulk result, and hashing the
     /// initial properties cost more than the lookup. Equal references still hash equally (`==`
     /// compares every field).
-    public func hash(into hasher: inout Hasher) { match.hashIdentity(into: &hasher) }
+    public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case .id(let id): id.hash(into: &hasher) // as `Match.hashIdentity` hashes it
+        case .general(let general): general.match.hashIdentity(into: &hasher)
+        }
+    }
 
     /// What identifies the entity within one operation (the memo key of resolution).
     var identity: Identity { Identity(match: match, type: type) }

@@ -172,7 +172,8 @@ public class EntityReadContext {
                 let sequence = UInt64(bigEndian: stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
                 entry = try historyEntry(id: id, name: Array(results.keys.encoding(key)), datestamp: datestamp, sequence: sequence)
             }
-            if entry.value != nil { results.set(entry, forKey: key) }
+            // A pattern, not `!= nil`: the comparison copied the value out and destroyed the copy.
+            if case .some = entry.value { results.set(entry, forKey: key) }
         }
         return EntityRecord(id: id, type: header.type, created: header.created, modified: header.modified, properties: results.finish())
     }

@@ -18,8 +18,9 @@ struct ResultProperties {
     /// The position of each wanted key (by its number in `keys`) in `template` and its copies.
     private let positions: [Dictionary<String, PropertyEntry>.Index]
     private var current: [String: PropertyEntry] = [:]
-    /// Which keys the current record got, and how many.
-    private var isSet: [Bool]
+    /// How many keys the current record got. Which ones: those whose value is not nil, as `set`
+    /// is given only values and the placeholder has none (a flag array per key cost a copy of
+    /// that array per record).
     private var setCount = 0
 
     /// Stands for a value not read yet; removed before a record is handed out.
@@ -31,33 +32,31 @@ struct ResultProperties {
         for key in keys.keys { template[key] = Self.placeholder }
         positions = keys.keys.map { template.index(forKey: $0)! }
         self.template = template
-        isSet = Array(repeating: false, count: keys.count)
     }
 
     /// Starts the properties of the next record.
     mutating func begin() {
         current = template
-        if setCount > 0 {
-            for index in isSet.indices { isSet[index] = false }
-            setCount = 0
-        }
+        setCount = 0
     }
 
-    /// Sets the value of key number `key` (each key at most once per record).
+    /// Sets the value of key number `key`: a value, not a removal (each key at most once per
+    /// record, as `WantedKeys.visit` shows each key once).
     mutating func set(_ entry: consuming PropertyEntry, forKey key: Int) {
+        assert(entry.value != nil, "ResultProperties holds values, not removals")
         // Moved in, not copied (a copy and a destroy of the entry per value).
         current.values[positions[key]] = consume entry
-        if !isSet[key] {
-            isSet[key] = true
-            setCount += 1
-        }
+        setCount += 1
     }
 
     /// The current record's properties: the keys set since `begin`.
     mutating func finish() -> [String: PropertyEntry] {
         if setCount == 0 { return [:] }
         if setCount < keys.count {
-            for index in isSet.indices where !isSet[index] { current.removeValue(forKey: keys.keys[index]) }
+            // The keys first, then the removals: a removal may move other entries, so a
+            // position is read only while the dictionary is as the template laid it out.
+            let unset = keys.keys.indices.filter { current.values[positions[$0]].value == nil }
+            for index in unset { current.removeValue(forKey: keys.keys[index]) }
         }
         return current
     }

@@ -58,38 +58,41 @@ struct WantedKeys {
             try ends.withUnsafeBufferPointer { ends in
                 var remaining = ends.count
                 // Bit i set: key i was met and is not compared again; keys beyond the 64th are
-                // tracked in `metBeyond` (allocated only for such reads). A key is counted once
-                // even if a damaged header repeats it, so no wanted key is skipped.
+                // tracked in `metBeyond` (on the stack; empty for most reads: an empty array here
+                // was made unique, a heap allocation, on every walk). A key is counted once even
+                // if a damaged header repeats it, so no wanted key is skipped.
                 var met: UInt64 = 0
-                var metBeyond = ends.count > 64 ? [Bool](repeating: false, count: ends.count - 64) : []
-                var offset = 0
-                let total = entries.count
-                let base = entries.baseAddress!
-                while offset < total {
-                    // Which wanted key, if any, this entry's key is.
-                    var matched = -1
-                    var start = 0
-                    for index in 0..<ends.count {
-                        let end = ends[index]
-                        defer { start = end }
-                        if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
-                        let length = end - start
-                        // The first bytes first: most entries differ from most wanted keys there,
-                        // and that comparison is cheaper than a call of `memcmp`.
-                        if length <= total - offset, base.load(fromByteOffset: offset, as: UInt8.self) == wanted[start],
-                           memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
-                            matched = index
-                            offset += length
-                            break
+                try withUnsafeTemporaryAllocation(of: Bool.self, capacity: max(0, ends.count - 64)) { metBeyond in
+                    metBeyond.initialize(repeating: false)
+                    var offset = 0
+                    let total = entries.count
+                    let base = entries.baseAddress!
+                    while offset < total {
+                        // Which wanted key, if any, this entry's key is.
+                        var matched = -1
+                        var start = 0
+                        for index in 0..<ends.count {
+                            let end = ends[index]
+                            defer { start = end }
+                            if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
+                            let length = end - start
+                            // The first bytes first: most entries differ from most wanted keys there,
+                            // and that comparison is cheaper than a call of `memcmp`.
+                            if length <= total - offset, base.load(fromByteOffset: offset, as: UInt8.self) == wanted[start],
+                               memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
+                                matched = index
+                                offset += length
+                                break
+                            }
                         }
+                        if matched < 0 { offset = try Self.endOfName(entries, from: offset) }
+                        let (stamp, body) = try Self.entryRest(entries, at: &offset)
+                        guard matched >= 0 else { continue }
+                        try found(matched, stamp, body)
+                        if matched < 64 { met |= 1 << UInt64(matched) } else { metBeyond[matched - 64] = true }
+                        remaining -= 1
+                        if remaining == 0 { return }
                     }
-                    if matched < 0 { offset = try Self.endOfName(entries, from: offset) }
-                    let (stamp, body) = try Self.entryRest(entries, at: &offset)
-                    guard matched >= 0 else { continue }
-                    try found(matched, stamp, body)
-                    if matched < 64 { met |= 1 << UInt64(matched) } else { metBeyond[matched - 64] = true }
-                    remaining -= 1
-                    if remaining == 0 { return }
                 }
             }
         }
