@@ -56,6 +56,63 @@ import Testing
         }
     }
 
+    /// `longestRun` skips the pages it learned hold no run (`PageAllocator.pairFreeThrough`):
+    /// that must change no choice. The policy as it was before that memo (scanning the lowest
+    /// `runSearchDepth` pages on every call) is the reference: on random free lists (mostly
+    /// scattered pages, sometimes runs, sometimes more than `runSearchDepth` pages), with pages
+    /// handed out and freed back at random, every page handed out is the reference's.
+    @Test func remembersWhereNoRunIsAndChoosesAsAFullScanWould() {
+        let seed = testSeed("pageAllocatorRunMemo")
+        print("[remembersWhereNoRunIs] seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        var memoUsed = 0
+        for round in 0..<120 {
+            var free = Set<UInt64>()
+            var page: UInt64 = 2
+            let scatteredOnly = round % 3 != 0
+            for _ in 0..<Int(generator.next() % 1500) {
+                page += 2 + generator.next() % 5
+                free.insert(page)
+                if !scatteredOnly && generator.next() % 40 == 0 {
+                    for offset in 1...(1 + generator.next() % 6) { free.insert(page + offset) }
+                    page += 8
+                }
+            }
+            let fileEnd = page + 10
+            var allocator = PageAllocator(nextPage: fileEnd, committedPageCount: fileEnd, freeTree: TreeRecord(), reuseLimit: 1)
+            let loaded = allocator.addReusable(Array(free))
+            #expect(loaded)
+            var reference = ReferenceSinglePagePolicy(reusable: free.sorted(by: >), nextPage: fileEnd)
+            var inUse: [UInt64] = []
+            for step in 0..<Int(1 + generator.next() % 40) {
+                if !inUse.isEmpty && generator.next() % 6 == 0 {
+                    let back = inUse.remove(at: Int(generator.next() % UInt64(inUse.count)))
+                    let added = allocator.addReusable([back])
+                    #expect(added)
+                    reference.reusable = (reference.reusable + [back]).sorted(by: >)
+                    continue
+                }
+                let budget = generator.next() % 2 == 0 ? 0 : Int(generator.next() % 4)
+                if allocator.pairFreeThrough != nil { memoUsed += 1 }
+                let (reused, usesBudget) = allocator.nextSinglePage(freshBudget: budget)
+                let expected = reference.nextSinglePage(freshBudget: budget)
+                #expect(reused == expected.page && usesBudget == expected.usesBudget,
+                        "round \(round) step \(step): \(String(describing: reused)) \(usesBudget), a full scan gives \(String(describing: expected))")
+                let handed: UInt64
+                if let reused { handed = reused } else {
+                    handed = allocator.nextPage
+                    allocator.nextPage += 1
+                    allocator.runEnd = allocator.nextPage
+                    reference.nextPage += 1
+                    reference.runEnd = reference.nextPage
+                }
+                inUse.append(handed)
+                #expect(allocator.reusable == reference.reusable)
+            }
+        }
+        #expect(memoUsed > 100, "the memo was in use on \(memoUsed) calls: the test reaches it")
+    }
+
     /// Commits shaped like a group commit of 11-16 writers, each rewriting one of its own keys,
     /// on a store filled at random (scattered free pages): the data does not grow, so the file
     /// grows only by the session's run budget (`PageAllocator.freshPageBudget`) plus the pages
@@ -173,5 +230,51 @@ import Testing
         for (reader, _) in readers { reader.end() }
         print("[carriedFreePagesModel] \(spills) commits of ~350 rewrote the free tree; file \(try db.read { $0.pageCount }) pages")
         #expect(try db.check().isClean)
+    }
+}
+
+/// `PageAllocator.nextSinglePage` as it was before `longestRun` remembered where no run is: the
+/// reference for `remembersWhereNoRunIsAndChoosesAsAFullScanWould`.
+private struct ReferenceSinglePagePolicy {
+    var reusable: [UInt64]
+    var nextPage: UInt64
+    var runEnd: UInt64?
+    var pagesHandedOut = 0
+
+    mutating func nextSinglePage(freshBudget: Int) -> (page: UInt64?, usesBudget: Bool) {
+        pagesHandedOut += 1
+        if let end = runEnd, let index = reusable.firstIndex(of: end) {
+            reusable.remove(at: index)
+            runEnd = end + 1
+            return (end, false)
+        }
+        guard let lowest = reusable.last else { return (nil, false) }
+        if pagesHandedOut <= PageAllocator.smallTransactionPages {
+            if runEnd == nextPage && freshBudget > 0 { return (nil, true) }
+            let run = longestRun()
+            let isFirst = runEnd == nil
+            if let run, !isFirst || run.length >= PageAllocator.firstRunPages {
+                let page = reusable.remove(at: run.index)
+                runEnd = page + 1
+                return (page, false)
+            }
+            if isFirst && freshBudget > 0 { return (nil, true) }
+        }
+        reusable.removeLast()
+        runEnd = lowest + 1
+        return (lowest, false)
+    }
+
+    func longestRun() -> (index: Int, length: Int)? {
+        let stop = max(0, reusable.count - PageAllocator.runSearchDepth)
+        var best: (index: Int, length: Int)?
+        var index = reusable.count - 1
+        while index >= stop {
+            var length = 1
+            while index - length >= stop && reusable[index - length] == reusable[index] + UInt64(length) { length += 1 }
+            if length >= 2 && length > (best?.length ?? 0) { best = (index, length) }
+            index -= length
+        }
+        return best
     }
 }

@@ -33,7 +33,17 @@ struct PageAllocator {
     /// and freed again). The carry and the spill path must key them alike: both read this.
     var leftoverFreedBy: UInt64 { reuseLimit > 0 ? reuseLimit - 1 : 0 }
     /// Pages free to use now, sorted descending so `popLast` hands out the lowest number.
-    var reusable: [UInt64] = []
+    /// Any change to it but a removal by `nextSinglePage` forgets `pairFreeThrough`.
+    var reusable: [UInt64] = [] {
+        didSet { pairFreeThrough = nil }
+    }
+    /// No two consecutive page numbers in `reusable` are both at or below this page (nil: not
+    /// known). `longestRun` learns it and then skips those pages: a small transaction asks for a
+    /// run on each of its pages, and where the lowest reusable pages hold none (a store whose
+    /// free pages are scattered) each ask scanned the same `runSearchDepth` pages again, a tenth
+    /// of a one-put commit's instructions. Handing a page out removes it, which keeps this true
+    /// (`removeReusable`); an addition could break it, so every other change forgets it.
+    private(set) var pairFreeThrough: UInt64?
     /// Committed pages this transaction stopped referencing.
     var freed: [UInt64] = []
     var freeTreeExhausted = false
@@ -146,7 +156,7 @@ struct PageAllocator {
     mutating func nextSinglePage(freshBudget: Int) -> (page: UInt64?, usesBudget: Bool) {
         pagesHandedOut += 1
         if let end = runEnd, let index = PageAllocator.index(of: end, inDescending: reusable) {
-            reusable.remove(at: index)
+            removeReusable(at: index)
             runEnd = end + 1
             return (end, false)
         }
@@ -156,31 +166,70 @@ struct PageAllocator {
             let run = longestRun()
             let isFirst = runEnd == nil
             if let run, !isFirst || run.length >= PageAllocator.firstRunPages {
-                let page = reusable.remove(at: run.index)
+                let page = removeReusable(at: run.index)
                 runEnd = page + 1
                 return (page, false)
             }
             if isFirst && freshBudget > 0 { return (nil, true) }
         }
-        reusable.removeLast()
+        removeReusable(at: reusable.count - 1)
         runEnd = lowest + 1
         return (lowest, false)
     }
 
+    /// Removes the page at `index` from `reusable`, keeping `pairFreeThrough` (a removal never
+    /// brings two consecutive pages together).
+    @discardableResult
+    private mutating func removeReusable(at index: Int) -> UInt64 {
+        let known = pairFreeThrough
+        let page = reusable.remove(at: index)
+        pairFreeThrough = known
+        return page
+    }
+
     /// The index in `reusable` of the first page of its longest run of at least two pages, and
-    /// the run's length (among the lowest `runSearchDepth` pages). `reusable` is descending: the
-    /// page after `reusable[i]` would be at `i - 1`.
-    private func longestRun() -> (index: Int, length: Int)? {
+    /// the run's length (among the lowest `runSearchDepth` pages; the lowest such run among
+    /// equals). `reusable` is descending: the page after `reusable[i]` would be at `i - 1`.
+    ///
+    /// Starts above the pages `pairFreeThrough` knows to hold no pair: scanned, each of them is a
+    /// run of one (no run of two starts there) but the highest, whose successor may lie above,
+    /// so starting at that one finds what a scan from the lowest page finds. Learns, for the next
+    /// call, how far the pages hold no pair: below the first run it finds, or through the last
+    /// page it looked at when it finds none.
+    private mutating func longestRun() -> (index: Int, length: Int)? {
         let stop = max(0, reusable.count - PageAllocator.runSearchDepth)
         var best: (index: Int, length: Int)?
         var index = reusable.count - 1
+        if let known = pairFreeThrough {
+            index = min(index, PageAllocator.firstIndex(atOrBelow: known, inDescending: reusable))
+        }
+        var lowestRunStart: UInt64?
         while index >= stop {
             var length = 1
             while index - length >= stop && reusable[index - length] == reusable[index] + UInt64(length) { length += 1 }
-            if length >= 2 && length > (best?.length ?? 0) { best = (index, length) }
+            if length >= 2 {
+                if lowestRunStart == nil { lowestRunStart = reusable[index] }
+                if length > (best?.length ?? 0) { best = (index, length) }
+            }
             index -= length
         }
+        // Pages below the lowest run hold no pair (it would have started a lower run); without a
+        // run, no page up to the highest one looked at does.
+        let learned: UInt64? = if let lowestRunStart { lowestRunStart > 0 ? lowestRunStart - 1 : nil }
+            else if stop < reusable.count { reusable[stop] } else { nil }
+        if let learned { pairFreeThrough = max(pairFreeThrough ?? learned, learned) }
         return best
+    }
+
+    /// The first index of `pages` (descending) whose page is at or below `page`; `pages.count`
+    /// if there is none.
+    private static func firstIndex(atOrBelow page: UInt64, inDescending pages: [UInt64]) -> Int {
+        var (low, high) = (0, pages.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if pages[middle] > page { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// How many of the lowest reusable pages `longestRun` examines.
