@@ -76,6 +76,14 @@ public final class EntityWriteContext: EntityReadContext {
         return slot
     }
 
+    /// Reads a field of the entity at `slot` of `known` in place. Reading it through
+    /// `known.values[slot]` called the subscript's getter, which copied the whole entity out (its
+    /// header's storage retained, then released) to read one field.
+    @inline(__always)
+    private func readKnown<Field>(at slot: Dictionary<EntityID, KnownEntity>.Index, _ field: (inout KnownEntity) -> Field) -> Field {
+        field(&known.values[slot])
+    }
+
     /// Makes room in `known` for `count` more entities, when it has not: at least doubled, so
     /// that operations reserving a few each still grow the table a logarithmic number of times.
     private func reserveKnown(adding count: Int) {
@@ -271,7 +279,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// Puts the header of `id`, at `slot` of `known`, if it changed since it was last written
     /// (into `entries`, the `EntityLayout.entries` tree); it is clean afterwards.
     private func putHeaderIfChanged(at slot: Dictionary<EntityID, KnownEntity>.Index, of id: EntityID, in entries: Tree) throws {
-        guard known.values[slot].headerChanged else { return }
+        guard readKnown(at: slot, { $0.headerChanged }) else { return }
         headerBytes.removeAll(keepingCapacity: true)
         // In place (`inout`): reading the entity out of the table would copy it.
         Self.encode(&known.values[slot], into: &headerBytes)
@@ -608,7 +616,7 @@ public final class EntityWriteContext: EntityReadContext {
         try readHeaderForWriting(direct)
         // What `require` would find (an identifier resolves to itself when its entity is
         // live), without copying the header out of the table.
-        if let slot = knownSlot(direct), !known.values[slot].header.isDeleted { return direct }
+        if let slot = knownSlot(direct), !readKnown(at: slot, { $0.header.isDeleted }) { return direct }
         return try require(reference)
     }
 
