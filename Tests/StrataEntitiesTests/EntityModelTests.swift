@@ -104,7 +104,12 @@ import Testing
                             let key = Self.keys.randomElement(using: &random)!
                             let entryDate = Bool.random(using: &random) ? stamp : date(&random)
                             let newValue = value(key, pending, &random)
-                            try tx.set([key: newValue], of: [.id(id)], at: entryDate)
+                            // Both forms of a one-property set: the dictionary form and `set(_:to:of:at:)`.
+                            if Bool.random(using: &random) {
+                                try tx.set([key: newValue], of: [.id(id)], at: entryDate)
+                            } else {
+                                #expect(try tx.set(key, to: newValue, of: .id(id), at: entryDate) == id, "seed \(seed)")
+                            }
                             pending.append(PropertyEntry(newValue, datestamp: entryDate), key: key, to: id)
                         } else if roll < 78 {
                             let id = ids.randomElement(using: &random)!

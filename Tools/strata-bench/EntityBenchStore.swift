@@ -39,7 +39,7 @@ final class StrataEntityBenchStore: EntityBenchStore {
     func set(_ changes: ArraySlice<BenchSet>) throws {
         try store.writeNow { tx in
             for change in changes {
-                try tx.set([change.key: Self.value(change.value)], of: [.id(EntityID(change.id))], at: Date(timeIntervalSinceReferenceDate: change.datestamp))
+                try tx.set(change.key, to: Self.value(change.value), of: .id(EntityID(change.id)), at: Date(timeIntervalSinceReferenceDate: change.datestamp))
             }
         }
     }

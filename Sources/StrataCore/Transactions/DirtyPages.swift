@@ -33,15 +33,23 @@ struct DirtyPages {
     /// Every dirty buffer, in ascending page order (what a commit writes). A small commit's few
     /// buffers are sorted by insertion, moving references without retaining them: sorting them
     /// with `sorted(by:)` retained and released each one per comparison, several thousand
-    /// instructions of a small commit.
+    /// instructions of a small commit. A larger commit sorts the page numbers with their slots
+    /// (plain integers) and then takes the buffers in that order: sorting the buffers themselves
+    /// cost a commit of 186 pages about 50,000 instructions, mostly retains and releases.
     var valuesByNumber: [PageBuffer] {
         var pages: [PageBuffer] = []
         pages.reserveCapacity(count)
-        for index in keys.indices where keys[index] != DirtyPages.empty { pages.append(buffers[index]!) }
-        guard pages.count <= 32 else {
-            pages.sort { $0.number < $1.number }
+        guard count <= 32 else {
+            var order: [(number: UInt64, slot: Int)] = []
+            order.reserveCapacity(count)
+            for index in keys.indices where keys[index] != DirtyPages.empty { order.append((keys[index], index)) }
+            // Every buffer is stored under its own page number, and keys are distinct: the
+            // order is the buffers' order by number, and total.
+            order.sort { $0.number < $1.number }
+            for entry in order { pages.append(buffers[entry.slot]!) }
             return pages
         }
+        for index in keys.indices where keys[index] != DirtyPages.empty { pages.append(buffers[index]!) }
         pages.withUnsafeMutableBufferPointer { pages in
             var sorted = 1
             while sorted < pages.count {

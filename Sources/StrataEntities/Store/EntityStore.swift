@@ -216,6 +216,12 @@ extension EntityStore where Access == ReadWrite {
         try await write { try $0.set(properties, of: references, at: datestamp) }
     }
 
+    /// See `EntityWriteContext.set(_:to:of:at:)`.
+    @discardableResult
+    public func set(_ key: String, to value: EntityValue, of reference: EntityReference, at datestamp: Date? = nil) async throws -> EntityID {
+        try await write { try $0.set(key, to: value, of: reference, at: datestamp) }
+    }
+
     /// See `EntityWriteContext.set(_:at:)`.
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) async throws -> [EntityReference: EntityID] {
