@@ -166,6 +166,14 @@ public final class EntityWriteContext: EntityReadContext {
         return current
     }
 
+    /// The error for a put of a key ending in a fresh sequence number (a `types`, `values` or
+    /// history key) that replaced an existing entry: the stored sequence (`entities.meta`) is
+    /// behind the entries (a restored or foreign `meta`, a partial load), and the write would
+    /// silently take over another entry. Nothing of the write commits (see `operation`).
+    static func sequenceReused(in tree: String) -> EntityError {
+        .corrupt(reason: "a new entry's sequence number is already used in \(tree): the stored entity sequence (\(EntityLayout.meta)) is behind the store's entries")
+    }
+
     /// Records what happened to `id` (whose header this transaction knows) for the change log.
     private func note(_ id: EntityID, _ kind: EntityChange.Kind) throws {
         known.values[try knownIndex(of: id)].noteChange(kind)
@@ -252,8 +260,12 @@ public final class EntityWriteContext: EntityReadContext {
             try stagedBytes.withUnsafeBytes { raw in
                 var start = 0
                 for entry in stagedEntries {
-                    try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
-                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries)
+                    // Each key ends in a fresh sequence number: one that exists already means the
+                    // stored sequence is behind the store's entries (see `Self.sequenceReused`).
+                    if try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
+                                     UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries) {
+                        throw Self.sequenceReused(in: EntityLayout.entries)
+                    }
                     start = entry.valueEnd
                 }
             }
@@ -315,8 +327,10 @@ public final class EntityWriteContext: EntityReadContext {
                                                  UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
                 }
                 for entry in indexEntries {
-                    try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
-                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values)
+                    if try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
+                                     UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values) {
+                        throw Self.sequenceReused(in: EntityLayout.values)
+                    }
                 }
             }
             indexBytes.removeAll(keepingCapacity: true)
@@ -414,6 +428,24 @@ public final class EntityWriteContext: EntityReadContext {
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
 
+    /// Throws `EntityError.valueTooDeep` for a value of `key` that nests arrays deeper than
+    /// `EntityValueCoding.maximumDepth` (which no reader would decode); nothing is written before.
+    /// A value that is not an array costs one branch.
+    func checkValue(_ value: EntityValue, key: String) throws {
+        guard case .array = value else { return }
+        let depth = value.arrayDepth
+        guard depth <= EntityValueCoding.maximumDepth else {
+            throw EntityError.valueTooDeep(key: key, depth: depth, maximum: EntityValueCoding.maximumDepth)
+        }
+    }
+
+    /// Throws `EntityError.invalidDatestamp` for a NaN datestamp (`what` names it): every
+    /// comparison with NaN is false, so no later entry would become current. Nothing is written
+    /// before. Infinite datestamps are ordered and pass.
+    static func checkDatestamp(_ datestamp: Date?, _ what: @autoclosure () -> String) throws {
+        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: what()) }
+    }
+
     /// The last type label encoded for the `types` index, with its encoding.
     private var lastType: (label: String, encoded: [UInt8])?
 
@@ -437,15 +469,22 @@ public final class EntityWriteContext: EntityReadContext {
         lastCheckedLabel = label
     }
 
-    /// Checks every name a reference may write (its type and initial keys) before anything is written.
+    /// Checks every name and value a reference may write (its type, initial properties and
+    /// matched property) before anything is written.
     func check(_ references: [EntityReference]) throws {
         for reference in references { try check(reference) }
     }
 
     func check(_ reference: EntityReference) throws {
         if let type = reference.type { try checkTypeLabel(type) }
-        if case .property(let key, _) = reference.match { try checkKey(key) }
-        for key in reference.initialProperties.keys { try checkKey(key) }
+        if case .property(let key, let value) = reference.match {
+            try checkKey(key)
+            try checkValue(value, key: key)
+        }
+        for (key, value) in reference.initialProperties {
+            try checkKey(key)
+            try checkValue(value, key: key)
+        }
     }
 
     // MARK: Resolving and creating
@@ -500,7 +539,9 @@ public final class EntityWriteContext: EntityReadContext {
         setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
         var typeKey = typeEncoding(type)
         typeKey.appendBigEndian(sequence)
-        _ = try withUnsafeBytes(of: id.uuid) { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }
+        if try withUnsafeBytes(of: id.uuid, { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }) {
+            throw Self.sequenceReused(in: EntityLayout.types)
+        }
         try note(id, .created)
         createdEntities.insert(id)
         // In the order of the encoded keys, the order of the header's entries and of the history
@@ -534,13 +575,19 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a set")
             // By index, not through a sequence of (reference, properties) pairs: each pair was a
             // copy of both (retains and releases) per reference, twice.
             // The keys after the first reference (the order of the checks decides which error a
             // change with several bad names gets, as in the other form); with none, none.
             for index in references.indices {
                 try check(references[index])
-                if index == references.startIndex { for key in properties.keys { try checkKey(key) } }
+                if index == references.startIndex {
+                    for (key, value) in properties {
+                        try checkKey(key)
+                        try checkValue(value, key: key)
+                    }
+                }
             }
             reserveKnown(adding: references.count)
             var ids: [EntityReference: EntityID] = [:]
@@ -553,9 +600,13 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a set")
             for (reference, properties) in changes {
                 try check(reference)
-                for key in properties.keys { try checkKey(key) }
+                for (key, value) in properties {
+                    try checkKey(key)
+                    try checkValue(value, key: key)
+                }
             }
             reserveKnown(adding: changes.count)
             var ids: [EntityReference: EntityID] = [:]
@@ -596,7 +647,11 @@ public final class EntityWriteContext: EntityReadContext {
             try check([reference])
             for (key, list) in entries {
                 try checkKey(key)
-                for entry in list { if let type = entry.type { try checkTypeLabel(type) } }
+                for entry in list {
+                    if let type = entry.type { try checkTypeLabel(type) }
+                    if let value = entry.value { try checkValue(value, key: key) }
+                    try Self.checkDatestamp(entry.datestamp, "the datestamp of an entry of '\(key)'")
+                }
             }
             let id = try require(reference)
             for key in entries.keys.sorted() { for entry in entries[key]! { try append(entry, key: key, to: id) } }
@@ -609,6 +664,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func relate(_ references: [EntityReference], key: String, to target: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a relate")
             try check(references + [target])
             try checkKey(key)
             let targetID = try require(target)
@@ -622,6 +678,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func remove(_ keys: [String], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a remove")
             for key in keys { try checkKey(key) }
             var ids: [EntityReference: EntityID] = [:]
             for reference in references {
@@ -819,6 +876,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func delete(_ references: [EntityReference], at datestamp: Date? = nil) throws -> EntityDeletionReport {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a delete")
             let stamp = datestamp ?? self.datestamp
             var deleted: [EntityID] = []
             var detached: [EntityLink] = []
