@@ -257,18 +257,19 @@ public final class EntityWriteContext: EntityReadContext {
         do {
             let entries = try writableEntriesTree()
             if header, let index = knownSlot(id) { try putHeaderIfChanged(at: index, of: id, in: entries) }
-            try stagedBytes.withUnsafeBytes { raw in
+            // Each key ends in a fresh sequence number: one that exists already means the stored
+            // sequence is behind the store's entries (see `Self.sequenceReused`).
+            let replaced = try stagedBytes.withUnsafeBytes { raw in
                 var start = 0
+                var replaced = false
                 for entry in stagedEntries {
-                    // Each key ends in a fresh sequence number: one that exists already means the
-                    // stored sequence is behind the store's entries (see `Self.sequenceReused`).
-                    if try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
-                                     UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries) {
-                        throw Self.sequenceReused(in: EntityLayout.entries)
-                    }
+                    replaced = try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
+                                             UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries) || replaced
                     start = entry.valueEnd
                 }
+                return replaced
             }
+            if replaced { throw Self.sequenceReused(in: EntityLayout.entries) }
             stagedBytes.removeAll(keepingCapacity: true)
             stagedEntries.removeAll(keepingCapacity: true)
         } catch {
@@ -315,7 +316,7 @@ public final class EntityWriteContext: EntityReadContext {
         guard !indexEntries.isEmpty else { return }
         do {
             let values = try writableTree(EntityLayout.values)
-            try indexBytes.withUnsafeBytes { raw in
+            let replaced = try indexBytes.withUnsafeBytes { raw in
                 // Keys are distinct (each ends in its entry's sequence). Two keys whose heads
                 // differ are ordered by them (the first differing byte decides, and a shorter
                 // key's zero padding only ties, never reverses an order); equal heads are
@@ -326,13 +327,14 @@ public final class EntityWriteContext: EntityReadContext {
                     return RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
                                                  UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
                 }
+                var replaced = false      // as in `writeStaged`: each key ends in a fresh sequence
                 for entry in indexEntries {
-                    if try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
-                                     UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values) {
-                        throw Self.sequenceReused(in: EntityLayout.values)
-                    }
+                    replaced = try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
+                                             UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values) || replaced
                 }
+                return replaced
             }
+            if replaced { throw Self.sequenceReused(in: EntityLayout.values) }
             indexBytes.removeAll(keepingCapacity: true)
             indexEntries.removeAll(keepingCapacity: true)
         } catch {
@@ -428,22 +430,23 @@ public final class EntityWriteContext: EntityReadContext {
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
 
-    /// Throws `EntityError.valueTooDeep` for a value of `key` that nests arrays deeper than
-    /// `EntityValueCoding.maximumDepth` (which no reader would decode); nothing is written before.
-    /// A value that is not an array costs one branch.
-    func checkValue(_ value: EntityValue, key: String) throws {
-        guard case .array = value else { return }
-        let depth = value.arrayDepth
+    /// Throws `EntityError.valueTooDeep` for an entry of key number `number` whose value nests
+    /// arrays deeper than `EntityValueCoding.maximumDepth` (which no reader would decode). Not
+    /// inlined: only array values get here, off the path of every other write.
+    @inline(never)
+    private func checkDepth(of entry: PropertyEntry, number: Int) throws {
+        let depth = entry.value?.arrayDepth ?? 0
         guard depth <= EntityValueCoding.maximumDepth else {
-            throw EntityError.valueTooDeep(key: key, depth: depth, maximum: EntityValueCoding.maximumDepth)
+            throw EntityError.valueTooDeep(key: names[number].key, depth: depth, maximum: EntityValueCoding.maximumDepth)
         }
     }
 
     /// Throws `EntityError.invalidDatestamp` for a NaN datestamp (`what` names it): every
     /// comparison with NaN is false, so no later entry would become current. Nothing is written
     /// before. Infinite datestamps are ordered and pass.
-    static func checkDatestamp(_ datestamp: Date?, _ what: @autoclosure () -> String) throws {
-        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: what()) }
+    @inline(__always)
+    static func checkDatestamp(_ datestamp: Date?, _ what: StaticString) throws {
+        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: "\(what)") }
     }
 
     /// The last type label encoded for the `types` index, with its encoding.
@@ -469,22 +472,15 @@ public final class EntityWriteContext: EntityReadContext {
         lastCheckedLabel = label
     }
 
-    /// Checks every name and value a reference may write (its type, initial properties and
-    /// matched property) before anything is written.
+    /// Checks every name a reference may write (its type and initial keys) before anything is written.
     func check(_ references: [EntityReference]) throws {
         for reference in references { try check(reference) }
     }
 
     func check(_ reference: EntityReference) throws {
         if let type = reference.type { try checkTypeLabel(type) }
-        if case .property(let key, let value) = reference.match {
-            try checkKey(key)
-            try checkValue(value, key: key)
-        }
-        for (key, value) in reference.initialProperties {
-            try checkKey(key)
-            try checkValue(value, key: key)
-        }
+        if case .property(let key, _) = reference.match { try checkKey(key) }
+        for key in reference.initialProperties.keys { try checkKey(key) }
     }
 
     // MARK: Resolving and creating
@@ -582,12 +578,7 @@ public final class EntityWriteContext: EntityReadContext {
             // change with several bad names gets, as in the other form); with none, none.
             for index in references.indices {
                 try check(references[index])
-                if index == references.startIndex {
-                    for (key, value) in properties {
-                        try checkKey(key)
-                        try checkValue(value, key: key)
-                    }
-                }
+                if index == references.startIndex { for key in properties.keys { try checkKey(key) } }
             }
             reserveKnown(adding: references.count)
             var ids: [EntityReference: EntityID] = [:]
@@ -603,10 +594,7 @@ public final class EntityWriteContext: EntityReadContext {
             try Self.checkDatestamp(datestamp, "the datestamp of a set")
             for (reference, properties) in changes {
                 try check(reference)
-                for (key, value) in properties {
-                    try checkKey(key)
-                    try checkValue(value, key: key)
-                }
+                for key in properties.keys { try checkKey(key) }
             }
             reserveKnown(adding: changes.count)
             var ids: [EntityReference: EntityID] = [:]
@@ -649,8 +637,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try checkKey(key)
                 for entry in list {
                     if let type = entry.type { try checkTypeLabel(type) }
-                    if let value = entry.value { try checkValue(value, key: key) }
-                    try Self.checkDatestamp(entry.datestamp, "the datestamp of an entry of '\(key)'")
+                    try Self.checkDatestamp(entry.datestamp, "the datestamp of an added entry")
                 }
             }
             let id = try require(reference)
@@ -716,6 +703,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// `stage` for key number `number` of the key table. `sortsLast` (with `isNew`): the key
     /// sorts after every entry the header holds.
     private func stage(_ entry: PropertyEntry, number: Int, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
+        // Every stored value passes here: an array nested deeper than any reader decodes is
+        // refused before its entry is staged (one branch for any other value). Checked here
+        // rather than with the names: the values are at hand, and any error fails the write.
+        if case .array? = entry.value { try checkDepth(of: entry, number: number) }
         if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
         let name = names[number].encoded
         let sequence = try nextSequence()
