@@ -8,8 +8,8 @@ import Testing
 /// Array values nest at most `EntityValueCoding.maximumDepth` levels (found in review: decoding
 /// recursed once per level without a limit, so a crafted body crashed the reader with a stack
 /// overflow, and values nested too deep for Foundation's JSON writer could be stored but never
-/// exported). Too deep stored bytes are `corrupt`; too deep values are refused before anything
-/// is written, by the API and by an import; everything the API accepts exports and imports back.
+/// exported). Too deep stored bytes are `corrupt`; too deep values are refused (the write commits
+/// nothing), by the API and by an import; everything the API accepts exports and imports back.
 @Suite struct EntityValueDepthTests {
     /// A value of `depth` nested arrays around an integer (`depth` 0: the integer).
     private func nested(_ depth: Int) -> EntityValue {
@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    @Test func tooDeepValuesAreRefusedBeforeWriting() async throws {
+    @Test func tooDeepValuesAreRefusedAndNothingCommits() async throws {
         let store = try EntityStore<ReadWrite>.inMemory()
         let maximum = EntityValueCoding.maximumDepth
         let tooDeep = nested(maximum + 1)

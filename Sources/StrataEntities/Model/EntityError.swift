@@ -14,8 +14,9 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
     case typeLabelTooLong(label: String, bytes: Int, maximum: Int)
     /// A value nests arrays `depth` levels deep, more than `maximum`
     /// (`EntityValueCoding.maximumDepth`), the depth every reader decodes and an export can
-    /// write (checked before anything is written). Flatten the value, or store the deep
-    /// structure as `data` (e.g. JSON).
+    /// write (checked before the value is stored; like every failed operation, it fails the
+    /// write, which commits nothing). Flatten the value, or store the deep structure as `data`
+    /// (e.g. JSON).
     case valueTooDeep(key: String, depth: Int, maximum: Int)
     /// A datestamp is NaN (`what` says whose), which cannot be ordered against the others: the
     /// newest entry could not be told. Pass a real date (infinite ones are ordered and allowed).
@@ -53,7 +54,7 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .typeLabelTooLong(label, bytes, maximum):
             return "type label '\(label.prefix(40))…' has \(bytes) encoded bytes; this store allows at most \(maximum) (nothing was written)"
         case let .valueTooDeep(key, depth, maximum):
-            return "the value of '\(key.prefix(40))' nests arrays \(depth) levels deep; at most \(maximum) are allowed (nothing was written)"
+            return "the value of '\(key.prefix(40))' nests arrays \(depth) levels deep; at most \(maximum) are allowed (the write commits nothing)"
         case let .invalidDatestamp(what):
             return "\(what) is NaN, which cannot be ordered against other datestamps; pass a real date (nothing was written)"
         case let .emptyName(what):
