@@ -13,10 +13,23 @@ final class DumpLineReader {
     /// Bytes consumed so far (for progress).
     private(set) var bytesRead: UInt64 = 0
     private(set) var lineNumber = 0
+    /// The longest line read, in bytes without its terminator (see `maximumLineLength`).
+    private let maximumLine: Int
 
-    init(descriptor: Int32, path: String) {
+    /// The longest line any dump entry needs: the base64 of the largest value
+    /// (`PageLayout.maximumValueSize`, about 2.9 GB) and room for its key (a quarter page at
+    /// most) and the JSON around them. A longer line cannot be an entry, and without this limit
+    /// an input with no newline made the buffer double until memory ran out.
+    static let maximumLineLength = (PageLayout.maximumValueSize + 2) / 3 * 4 + (1 << 20)
+
+    /// Reads `descriptor`; a line longer than `maximumLineLength` bytes is `DumpError.invalidLine`
+    /// (a parameter for tests: the real limit is gigabytes).
+    init(descriptor: Int32, path: String, maximumLineLength: Int = DumpLineReader.maximumLineLength) {
         self.descriptor = descriptor
         self.path = path
+        self.maximumLine = maximumLineLength
+        // Room for the longest line and its newline, never more.
+        capacity = min(capacity, maximumLineLength + 1)
         storage = .allocate(byteCount: capacity, alignment: 16)
     }
 
@@ -51,12 +64,17 @@ final class DumpLineReader {
             start = 0
         }
         if end == capacity {
-            // One line longer than the buffer: grow it.
-            let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 16)
+            // The buffer holds one line and no newline. Invariant: capacity <= maximumLine + 1,
+            // so a full buffer of maximumLine + 1 bytes is a line too long for any entry.
+            guard capacity <= maximumLine else {
+                throw DumpError.invalidLine(source: path, line: lineNumber + 1, reason: "a line longer than \(maximumLine) bytes, more than any entry needs (no newline?)")
+            }
+            let grown = min(capacity * 2, maximumLine + 1)
+            let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
             larger.copyMemory(from: storage, byteCount: end)
             storage.deallocate()
             storage = larger
-            capacity *= 2
+            capacity = grown
         }
         while true {
             let count = Glibc.read(descriptor, storage + end, capacity - end)

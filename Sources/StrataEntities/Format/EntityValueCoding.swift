@@ -22,6 +22,14 @@ enum EntityValueCoding {
     static let elementMarker: UInt8 = 0x01
     static let arrayEnd: UInt8 = 0x00
 
+    /// The deepest nesting of arrays a value may have (`.array([.int(1)])` is 1 level). Decoding
+    /// recurses once per level, and so do destroying, comparing, hashing and describing a value,
+    /// so stored bytes nested deeper are refused while decoding, before a value is built, and
+    /// writes and imports refuse deeper values before anything is written. Must stay well
+    /// below 250: an export spends two JSON levels per array level, and Foundation's JSON
+    /// writer and reader refuse more than 512.
+    static let maximumDepth = 64
+
     static func encode(_ value: EntityValue, into writer: inout OrderedKeyWriter) {
         switch value {
         case .bool(let v): writer.writeByte(boolTag); writer.write(v)
@@ -42,12 +50,16 @@ enum EntityValueCoding {
         }
     }
 
-    static func decode(from reader: inout OrderedKeyReader) throws -> EntityValue {
+    /// Decodes a value whose tag is next; `depth`: the arrays it is an element of.
+    static func decode(from reader: inout OrderedKeyReader, depth: Int = 0) throws -> EntityValue {
         let tag = try reader.readByte(reading: "value tag")
-        return try decode(tag: tag, from: &reader)
+        return try decode(tag: tag, from: &reader, depth: depth)
     }
 
-    static func decode(tag: UInt8, from reader: inout OrderedKeyReader) throws -> EntityValue {
+    /// Decodes a value tagged `tag`; `depth`: the arrays it is an element of.
+    /// - Throws: `EntityError.corrupt` for an unknown tag or arrays nested deeper than
+    ///   `maximumDepth` (refused before descending: each level is a stack frame).
+    static func decode(tag: UInt8, from reader: inout OrderedKeyReader, depth: Int = 0) throws -> EntityValue {
         switch tag {
         case boolTag: return .bool(try reader.read(Bool.self))
         case intTag: return .int(try reader.read(Int.self))
@@ -58,9 +70,10 @@ enum EntityValueCoding {
         case uuidTag: return .uuid(try reader.read(UUID.self))
         case entityTag: return .entity(EntityID(try reader.read(UUID.self)))
         case arrayTag:
+            guard depth < maximumDepth else { throw EntityError.corrupt(reason: "array values nested deeper than \(maximumDepth) levels") }
             var elements: [EntityValue] = []
             while try reader.readByte(reading: "array element marker") == elementMarker {
-                elements.append(try decode(from: &reader))
+                elements.append(try decode(from: &reader, depth: depth + 1))
             }
             return .array(elements)
         default:
@@ -70,6 +83,21 @@ enum EntityValueCoding {
 }
 
 extension EntityValue {
+    /// How many levels of arrays the value nests: 0 for a value that is not an array, 1 for
+    /// `.array([.int(1)])`. (It recurses as deep as the value: one built in memory already
+    /// costs that much to destroy.)
+    var arrayDepth: Int {
+        guard case .array(let elements) = self else { return 0 }
+        var deepest = 0
+        for element in elements where element.isArray { deepest = max(deepest, element.arrayDepth) }
+        return 1 + deepest
+    }
+
+    private var isArray: Bool {
+        if case .array = self { return true }
+        return false
+    }
+
     /// The tagged, order-preserving encoding (see `EntityValueCoding`).
     var orderedBytes: [UInt8] {
         var writer = OrderedKeyWriter(reservingCapacity: 16)

@@ -90,10 +90,16 @@ struct RecordHeader: Equatable {
 
     /// Decodes a stored header's fields and shows each current entry to `visit` without keeping
     /// it (the returned header has no current entries): reads decode only the entries they need.
+    /// - Throws: `EntityError.corrupt` for a malformed header, and for entries out of key order
+    ///   or a key listed twice (as `init` does: a read of every entry must not pick one of two
+    ///   current values where a keyed read would pick the other).
     static func decode(_ bytes: UnsafeRawBufferPointer, typeName: (UnsafeRawBufferPointer) throws -> String = decodeName,
                        visit: (StoredEntry) throws -> Void) throws -> RecordHeader {
         let (fields, entriesStart) = try decodeFields(bytes, typeName: typeName)
+        var previous: UnsafeRawBufferPointer?
         try visitEntries(UnsafeRawBufferPointer(rebasing: bytes[entriesStart...])) { stored, _ in
+            if let previous, !precedes(previous, stored.name) { throw EntityError.corrupt(reason: "header entries out of key order") }
+            previous = stored.name
             try visit(stored)
             return true
         }

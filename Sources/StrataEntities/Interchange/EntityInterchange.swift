@@ -19,6 +19,9 @@ public struct EntityImportReport: Hashable, Sendable {
     public var entries = 0
     /// Entities deleted because the document lists them as deleted.
     public var deleted = 0
+    /// Entries not imported because their entity is deleted in this store (deletion is final:
+    /// a deleted identifier is never brought back).
+    public var skippedEntries = 0
 }
 
 /// The JSON interchange document of an entity store:
@@ -156,8 +159,14 @@ extension EntityWriteContext {
     /// already has the same entry (datestamp, value, label), so importing a document twice
     /// changes nothing; entities the document lists as deleted are deleted. Compact documents
     /// set each value at its entity's `modified` datestamp unless it is already the current one.
-    /// - Throws: `EntityError.invalidInterchange` for a document this build cannot read (and the
-    ///   size errors for over-long keys and labels); the transaction then writes nothing.
+    /// An identifier names one entity of one type: a document that gives an entity of this
+    /// store (live or deleted) another type, or lists one identifier with two types, is invalid.
+    /// Deletion is final: the entries of an entity deleted here are not imported, and the report
+    /// counts them (`skippedEntries`).
+    /// - Throws: `EntityError.invalidInterchange` for a document this build cannot read, a NaN
+    ///   datestamp, a value nested deeper than `EntityValueCoding.maximumDepth` or an entity of
+    ///   another type (and the size errors for over-long keys and labels); the transaction then
+    ///   writes nothing.
     @discardableResult
     public func importJSON(_ data: Data) throws -> EntityImportReport {
         // One operation: if it throws after appending, the write fails (see `operation`).
@@ -177,12 +186,23 @@ extension EntityWriteContext {
             throw EntityError.invalidInterchange(reason: "format '\(document.format)' version \(document.version) (this build reads \(EntityDocument.formatName) version 1)")
         }
         var report = EntityImportReport()
-        // Names first: nothing is written when one is too long.
+        // Names, datestamps and values first: nothing is written when one cannot be.
         for entity in document.entities + (document.deleted ?? []) {
             try checkTypeLabel(entity.type)
-            for key in (entity.properties?.keys).map(Array.init) ?? [] { try checkKey(key) }
-            for key in (entity.values?.keys).map(Array.init) ?? [] { try checkKey(key) }
-            for entry in (entity.properties ?? [:]).values.joined() { if let type = entry.type { try checkTypeLabel(type) } }
+            try Self.checkImported(entity.created, "created", of: entity)
+            try Self.checkImported(entity.modified, "modified", of: entity)
+            for (key, entries) in entity.properties ?? [:] {
+                try checkKey(key)
+                for entry in entries {
+                    if let type = entry.type { try checkTypeLabel(type) }
+                    try Self.checkImported(entry.datestamp, "an entry datestamp of '\(key)'", of: entity)
+                    if let value = entry.value?.value { try Self.checkImported(value, key: key, of: entity) }
+                }
+            }
+            for (key, value) in entity.values ?? [:] {
+                try checkKey(key)
+                try Self.checkImported(value.value, key: key, of: entity)
+            }
         }
         deferredTargets = []
         defer { deferredTargets = nil }
@@ -191,9 +211,19 @@ extension EntityWriteContext {
             try create(entity.id, type: entity.type, properties: [:], at: Date(timeIntervalSinceReferenceDate: entity.created))
             report.created += 1
         }
-        for entity in document.entities where try liveHeader(entity.id) != nil {
+        for entity in document.entities + (document.deleted ?? []) {
+            if let header = try header(entity.id), header.type != entity.type {
+                throw EntityError.invalidInterchange(reason: "entity \(entity.id) is a '\(entity.type)' in the document and a '\(header.type)' here (or in the document too)")
+            }
+        }
+        for entity in document.entities {
+            guard try liveHeader(entity.id) != nil else {
+                report.skippedEntries += (entity.properties ?? [:]).values.reduce(0) { $0 + $1.count } + (entity.values?.count ?? 0)
+                continue
+            }
             for (key, entries) in (entity.properties ?? [:]).sorted(by: { $0.key < $1.key }) {
-                let existing = try history(of: .id(entity.id), key: key)
+                // A set: a key may have a long history, and every imported entry is looked up.
+                let existing = Set(try history(of: .id(entity.id), key: key))
                 for entry in entries {
                     let imported = PropertyEntry(entry.value?.value, datestamp: Date(timeIntervalSinceReferenceDate: entry.datestamp), type: entry.type)
                     if existing.contains(imported) { continue }
@@ -223,6 +253,24 @@ extension EntityWriteContext {
             }
         }
         return report
+    }
+}
+
+extension EntityWriteContext {
+    /// Throws `invalidInterchange` for a NaN datestamp (`what`) of a document's `entity`.
+    fileprivate static func checkImported(_ datestamp: Double, _ what: @autoclosure () -> String, of entity: EntityDocument.Entity) throws {
+        guard !datestamp.isNaN else {
+            throw EntityError.invalidInterchange(reason: "\(what()) of entity \(entity.id) is NaN, which cannot be ordered")
+        }
+    }
+
+    /// Throws `invalidInterchange` for a value of `key` of a document's `entity` nested deeper
+    /// than `EntityValueCoding.maximumDepth`.
+    fileprivate static func checkImported(_ value: EntityValue, key: String, of entity: EntityDocument.Entity) throws {
+        let depth = value.arrayDepth
+        guard depth <= EntityValueCoding.maximumDepth else {
+            throw EntityError.invalidInterchange(reason: "the value of '\(key)' of entity \(entity.id) nests arrays \(depth) levels deep, more than \(EntityValueCoding.maximumDepth)")
+        }
     }
 }
 

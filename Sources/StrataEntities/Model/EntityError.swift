@@ -12,6 +12,15 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
     case keyTooLong(key: String, bytes: Int, maximum: Int)
     /// An entity type label is longer than the store's key size allows (checked before anything is written).
     case typeLabelTooLong(label: String, bytes: Int, maximum: Int)
+    /// A value nests arrays `depth` levels deep, more than `maximum`
+    /// (`EntityValueCoding.maximumDepth`), the depth every reader decodes and an export can
+    /// write (checked before the value is stored; like every failed operation, it fails the
+    /// write, which commits nothing). Flatten the value, or store the deep structure as `data`
+    /// (e.g. JSON).
+    case valueTooDeep(key: String, depth: Int, maximum: Int)
+    /// A datestamp is NaN (`what` says whose), which cannot be ordered against the others: the
+    /// newest entry could not be told. Pass a real date (infinite ones are ordered and allowed).
+    case invalidDatestamp(what: String)
     /// A property key or type label is empty.
     case emptyName(what: String)
     /// A reference that must denote one entity matches several.
@@ -44,6 +53,10 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
             return "property key '\(key.prefix(40))…' has \(bytes) encoded bytes; this store allows at most \(maximum) (nothing was written)"
         case let .typeLabelTooLong(label, bytes, maximum):
             return "type label '\(label.prefix(40))…' has \(bytes) encoded bytes; this store allows at most \(maximum) (nothing was written)"
+        case let .valueTooDeep(key, depth, maximum):
+            return "the value of '\(key.prefix(40))' nests arrays \(depth) levels deep; at most \(maximum) are allowed (the write commits nothing)"
+        case let .invalidDatestamp(what):
+            return "\(what) is NaN, which cannot be ordered against other datestamps; pass a real date (nothing was written)"
         case let .emptyName(what):
             return "an empty \(what) is not allowed"
         case let .ambiguousReference(reference, matches):

@@ -43,7 +43,8 @@ public struct EntityChanges: AsyncSequence {
         /// stream ends (the handle was closed or the task cancelled). Rethrows an error from
         /// starting to follow the store (e.g. `StrataError.closed`) and the one that ended the
         /// stream (`ChangeStream.failure`: the store's newest commits could not be read), and
-        /// throws `EntityError.corrupt` for an unreadable log entry.
+        /// throws `EntityError.corrupt` for an unreadable log entry. After an error, every call
+        /// throws it again: the iterator is done.
         public mutating func next() async throws -> EntityCommit? {
             if let failure { throw failure }
             while buffered.isEmpty {
@@ -57,17 +58,31 @@ public struct EntityChanges: AsyncSequence {
             return buffered.removeFirst()
         }
 
+        /// Buffers the commits after the snapshot's generation and moves the snapshot to the
+        /// newest. All or nothing: if a log entry does not decode, nothing of the scan is
+        /// buffered and the error is kept in `failure`, so every later `next()` throws it
+        /// (a rescan from the same generation would deliver the commits before it again).
         private mutating func collect() throws {
             guard let old = snapshot else { return }
             let new = try database.beginRead()
             guard new.generation > old.generation else { return new.end() }
-            if let log = try new.treeIfPresent(EntityLayout.log) {
-                try new.scan(log, from: EntityChangeLog.key(old.generation + 1)) { key, value in
-                    let generation = try EntityChangeLog.generation(of: key)
-                    buffered.append(EntityCommit(generation: generation, changes: try value.withUnsafeBytes { try EntityChangeLog.decode($0) }))
-                    return true
+            var commits: [EntityCommit] = []
+            do {
+                if let log = try new.treeIfPresent(EntityLayout.log) {
+                    try new.scan(log, from: EntityChangeLog.key(old.generation + 1)) { key, value in
+                        let generation = try EntityChangeLog.generation(of: key)
+                        commits.append(EntityCommit(generation: generation, changes: try value.withUnsafeBytes { try EntityChangeLog.decode($0) }))
+                        return true
+                    }
                 }
+            } catch {
+                new.end()
+                old.end()
+                snapshot = nil
+                failure = error
+                throw error
             }
+            buffered.append(contentsOf: commits)
             old.end()
             snapshot = new
         }

@@ -50,6 +50,10 @@ struct WantedKeys {
     /// `entries` holds (see `RecordHeader`) to `found`: the key's number here, the entry's 16
     /// bytes of datestamp and sequence, and its body (nil when only the history holds it). Stops
     /// after the last wanted key is met. Every offset is checked against the section's length.
+    /// The walk trusts the section's key order: a key listed twice (only a foreign or damaged
+    /// header has one) gives its first entry here, while reads of whole records, `init` and
+    /// every write throw `corrupt` for it. Checking the order here cost 180 instructions per
+    /// keyed read of the entities benchmark (7,547 -> 7,727, +2.4%), so it is left to those.
     /// - Throws: `EntityError.corrupt` for a malformed section.
     func visit(in entries: UnsafeRawBufferPointer,
                _ found: (_ key: Int, _ stamp: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer?) throws -> Void) throws {

@@ -189,9 +189,11 @@ extension EntityStore where Access == ReadWrite {
 
     /// Runs `body` in one write transaction on the caller's thread (for code that is not async;
     /// it blocks on the writer lock and the flush). Stored bytes that do not decode are
-    /// `EntityError.corrupt`, as in `readNow`.
+    /// `EntityError.corrupt`, as in `readNow`; a NaN `datestamp` is `EntityError.invalidDatestamp`
+    /// (nothing is written).
     public func writeNow<Result>(at datestamp: Date = Date(), _ body: (EntityWriteContext) throws -> Result) throws -> Result {
-        try EntityError.reportingDamage {
+        try EntityWriteContext.checkDatestamp(datestamp, "the write's datestamp")
+        return try EntityError.reportingDamage {
             try database.write { transaction in
                 try checkLayout(transaction)
                 let context = EntityWriteContext(transaction: transaction, registry: registry, datestamp: datestamp)

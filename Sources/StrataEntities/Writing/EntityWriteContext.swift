@@ -174,6 +174,14 @@ public final class EntityWriteContext: EntityReadContext {
         return current
     }
 
+    /// The error for a put of a key ending in a fresh sequence number (a `types`, `values` or
+    /// history key) that replaced an existing entry: the stored sequence (`entities.meta`) is
+    /// behind the entries (a restored or foreign `meta`, a partial load), and the write would
+    /// silently take over another entry. Nothing of the write commits (see `operation`).
+    static func sequenceReused(in tree: String) -> EntityError {
+        .corrupt(reason: "a new entry's sequence number is already used in \(tree): the stored entity sequence (\(EntityLayout.meta)) is behind the store's entries")
+    }
+
     /// Records what happened to `id` (whose header this transaction knows) for the change log.
     private func note(_ id: EntityID, _ kind: EntityChange.Kind) throws {
         known.values[try knownIndex(of: id)].noteChange(kind)
@@ -257,14 +265,19 @@ public final class EntityWriteContext: EntityReadContext {
         do {
             let entries = try writableEntriesTree()
             if header, let index = knownSlot(id) { try putHeaderIfChanged(at: index, of: id, in: entries) }
-            try stagedBytes.withUnsafeBytes { raw in
+            // Each key ends in a fresh sequence number: one that exists already means the stored
+            // sequence is behind the store's entries (see `Self.sequenceReused`).
+            let replaced = try stagedBytes.withUnsafeBytes { raw in
                 var start = 0
+                var replaced = false
                 for entry in stagedEntries {
-                    try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
-                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries)
+                    replaced = try write.put(UnsafeRawBufferPointer(rebasing: raw[start..<entry.keyEnd]),
+                                             UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: entries) || replaced
                     start = entry.valueEnd
                 }
+                return replaced
             }
+            if replaced { throw Self.sequenceReused(in: EntityLayout.entries) }
             stagedBytes.removeAll(keepingCapacity: true)
             stagedEntries.removeAll(keepingCapacity: true)
         } catch {
@@ -311,7 +324,7 @@ public final class EntityWriteContext: EntityReadContext {
         guard !indexEntries.isEmpty else { return }
         do {
             let values = try writableTree(EntityLayout.values)
-            try indexBytes.withUnsafeBytes { raw in
+            let replaced = try indexBytes.withUnsafeBytes { raw in
                 // Keys are distinct (each ends in its entry's sequence). Two keys whose heads
                 // differ are ordered by them (the first differing byte decides, and a shorter
                 // key's zero padding only ties, never reverses an order); equal heads are
@@ -322,11 +335,14 @@ public final class EntityWriteContext: EntityReadContext {
                     return RecordHeader.precedes(UnsafeRawBufferPointer(rebasing: raw[lhs.start..<lhs.keyEnd]),
                                                  UnsafeRawBufferPointer(rebasing: raw[rhs.start..<rhs.keyEnd]))
                 }
+                var replaced = false      // as in `writeStaged`: each key ends in a fresh sequence
                 for entry in indexEntries {
-                    try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
-                                  UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values)
+                    replaced = try write.put(UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.keyEnd]),
+                                             UnsafeRawBufferPointer(rebasing: raw[entry.keyEnd..<entry.valueEnd]), in: values) || replaced
                 }
+                return replaced
             }
+            if replaced { throw Self.sequenceReused(in: EntityLayout.values) }
             indexBytes.removeAll(keepingCapacity: true)
             indexEntries.removeAll(keepingCapacity: true)
         } catch {
@@ -422,6 +438,25 @@ public final class EntityWriteContext: EntityReadContext {
         guard bytes <= maximum else { throw EntityError.keyTooLong(key: key, bytes: bytes, maximum: maximum) }
     }
 
+    /// Throws `EntityError.valueTooDeep` for an entry of key number `number` whose value nests
+    /// arrays deeper than `EntityValueCoding.maximumDepth` (which no reader would decode). Not
+    /// inlined: only array values get here, off the path of every other write.
+    @inline(never)
+    private func checkDepth(of entry: PropertyEntry, number: Int) throws {
+        let depth = entry.value?.arrayDepth ?? 0
+        guard depth <= EntityValueCoding.maximumDepth else {
+            throw EntityError.valueTooDeep(key: names[number].key, depth: depth, maximum: EntityValueCoding.maximumDepth)
+        }
+    }
+
+    /// Throws `EntityError.invalidDatestamp` for a NaN datestamp (`what` names it): every
+    /// comparison with NaN is false, so no later entry would become current. Nothing is written
+    /// before. Infinite datestamps are ordered and pass.
+    @inline(__always)
+    static func checkDatestamp(_ datestamp: Date?, _ what: StaticString) throws {
+        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: "\(what)") }
+    }
+
     /// The last type label encoded for the `types` index, with its encoding.
     private var lastType: (label: String, encoded: [UInt8])?
 
@@ -508,7 +543,9 @@ public final class EntityWriteContext: EntityReadContext {
         setPending(RecordHeader(isDeleted: false, created: created, modified: created, sequence: sequence, type: type), of: id)
         var typeKey = typeEncoding(type)
         typeKey.appendBigEndian(sequence)
-        _ = try withUnsafeBytes(of: id.uuid) { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }
+        if try withUnsafeBytes(of: id.uuid, { try write.put(typeKey, $0, in: try writableTree(EntityLayout.types)) }) {
+            throw Self.sequenceReused(in: EntityLayout.types)
+        }
         try note(id, .created)
         createdEntities.insert(id)
         // In the order of the encoded keys, the order of the header's entries and of the history
@@ -542,6 +579,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a set")
             // By index, not through a sequence of (reference, properties) pairs: each pair was a
             // copy of both (retains and releases) per reference, twice.
             // The keys after the first reference (the order of the checks decides which error a
@@ -561,6 +599,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a set")
             for (reference, properties) in changes {
                 try check(reference)
                 for key in properties.keys { try checkKey(key) }
@@ -628,7 +667,10 @@ public final class EntityWriteContext: EntityReadContext {
             try check([reference])
             for (key, list) in entries {
                 try checkKey(key)
-                for entry in list { if let type = entry.type { try checkTypeLabel(type) } }
+                for entry in list {
+                    if let type = entry.type { try checkTypeLabel(type) }
+                    try Self.checkDatestamp(entry.datestamp, "the datestamp of an added entry")
+                }
             }
             let id = try require(reference)
             for key in entries.keys.sorted() { for entry in entries[key]! { try append(entry, key: key, to: id) } }
@@ -641,6 +683,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func relate(_ references: [EntityReference], key: String, to target: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a relate")
             try check(references + [target])
             try checkKey(key)
             let targetID = try require(target)
@@ -654,6 +697,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func remove(_ keys: [String], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a remove")
             for key in keys { try checkKey(key) }
             var ids: [EntityReference: EntityID] = [:]
             for reference in references {
@@ -691,6 +735,10 @@ public final class EntityWriteContext: EntityReadContext {
     /// `stage` for key number `number` of the key table. `sortsLast` (with `isNew`): the key
     /// sorts after every entry the header holds.
     private func stage(_ entry: PropertyEntry, number: Int, to id: EntityID, isNew: Bool = false, sortsLast: Bool = false) throws {
+        // Every stored value passes here: an array nested deeper than any reader decodes is
+        // refused before its entry is staged (one branch for any other value). Checked here
+        // rather than with the names: the values are at hand, and any error fails the write.
+        if case .array? = entry.value { try checkDepth(of: entry, number: number) }
         if let stagedEntity, stagedEntity != id { try writeStaged(header: true) }
         let name = names[number].encoded
         let sequence = try nextSequence()
@@ -851,6 +899,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func delete(_ references: [EntityReference], at datestamp: Date? = nil) throws -> EntityDeletionReport {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a delete")
             let stamp = datestamp ?? self.datestamp
             var deleted: [EntityID] = []
             var detached: [EntityLink] = []

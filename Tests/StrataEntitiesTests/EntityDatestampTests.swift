@@ -1,0 +1,54 @@
+import Foundation
+import Strata
+import StrataCore
+import StrataTestFixtures
+import Testing
+@testable import StrataEntities
+
+/// A NaN datestamp is refused before anything is written, by every write that takes one and by
+/// an import (found in review: it was stored, and as every comparison with NaN is false, no
+/// later entry of the property ever became current and imports stopped being idempotent).
+/// Infinite datestamps are ordered and stay allowed.
+@Suite struct EntityDatestampTests {
+    private let nan = Date(timeIntervalSinceReferenceDate: .nan)
+
+    private func isInvalidDatestamp(_ error: any Error) -> Bool {
+        if case EntityError.invalidDatestamp = error { return true }
+        return false
+    }
+
+    @Test func aNaNDatestampIsRefusedByEveryWrite() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let ref = EntityReference.new("t", with: ["p": 0])
+        let id = try #require(try await store.resolve([ref])[ref])
+        let entity = EntityReference.id(id)
+        await #expect { try await store.set(["p": 1], of: [entity], at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.set([entity: ["p": 1]], at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.relate([entity], key: "r", to: entity, at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.remove(["p"], of: [entity], at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.delete([entity], at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.write { try $0.add(["p": [PropertyEntry(1, datestamp: nan)]], to: entity) } } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.write(at: nan) { try $0.set(["p": 1], of: [entity]) } } throws: { isInvalidDatestamp($0) }
+        try await store.set(["p": 2], of: [entity])
+        #expect(try await store.records([entity])[entity]?["p"] == .int(2))
+        #expect(try await store.history(of: entity, key: "p").count == 2)
+        // Infinite datestamps are ordered.
+        try await store.set(["p": 3], of: [entity], at: .distantFuture)
+        try await store.set(["p": 4], of: [entity], at: Date(timeIntervalSinceReferenceDate: .infinity))
+        #expect(try await store.records([entity])[entity]?["p"] == .int(4))
+    }
+
+    @Test func aNaNDatestampInADocumentIsInvalid() async throws {
+        for (created, modified, datestamp) in [("\"nan\"", "0", "0"), ("0", "\"nan\"", "0"), ("0", "0", "\"nan\"")] {
+            let store = try EntityStore<ReadWrite>.inMemory()
+            let doc = #"{"format":"strata-entities","version":1,"mode":"full","entities":[{"id":"\#(UUID())","type":"t","created":\#(created),"modified":\#(modified),"properties":{"p":[{"value":{"double":"nan"},"datestamp":\#(datestamp)}]}}]}"#
+            await #expect {
+                try await store.importJSON(Data(doc.utf8))
+            } throws: { error in
+                if case EntityError.invalidInterchange = error { return true }
+                return false
+            }
+            #expect(try await store.entities(ofType: "t").isEmpty)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Strata
+import StrataCore
+import StrataTestFixtures
+import Testing
+@testable import StrataEntities
+
+/// How an import merges into entities the store has (found in review: it appended a document's
+/// "person" properties to the store's "book" of the same identifier, and dropped the entries of
+/// entities deleted here without saying so). An identifier names one entity of one type: a
+/// document that gives it another type is invalid. Deletion is final: a deleted entity's entries
+/// are not imported, and the report counts them.
+@Suite struct EntityImportMergeTests {
+    private func document(_ id: EntityID, type: String, value: Int = 1) -> Data {
+        Data(#"{"format":"strata-entities","version":1,"mode":"full","entities":[{"id":"\#(id)","type":"\#(type)","created":0,"modified":0,"properties":{"p":[{"value":{"int":\#(value)},"datestamp":0}]}}]}"#.utf8)
+    }
+
+    @Test func anImportGivingAnEntityAnotherTypeIsInvalid() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let book = EntityReference.new("book", with: ["title": "Notes"])
+        let id = try #require(try await store.resolve([book])[book])
+        await #expect {
+            try await store.importJSON(document(id, type: "person"))
+        } throws: { error in
+            if case EntityError.invalidInterchange = error { return true }
+            return false
+        }
+        #expect(try await store.records([.id(id)])[.id(id)]?.properties.keys.sorted() == ["title"])
+    }
+
+    @Test func oneIdentifierListedTwiceWithTwoTypesIsInvalid() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let id = EntityID.timeOrdered()
+        let entity = #"{"id":"\#(id)","type":"TYPE","created":0,"modified":0,"properties":{"p":[{"value":{"int":1},"datestamp":0}]}}"#
+        let doc = #"{"format":"strata-entities","version":1,"mode":"full","entities":[\#(entity.replacingOccurrences(of: "TYPE", with: "book")),\#(entity.replacingOccurrences(of: "TYPE", with: "person"))]}"#
+        await #expect(throws: EntityError.self) { try await store.importJSON(Data(doc.utf8)) }
+        #expect(try await store.records([.id(id)]).isEmpty)
+    }
+
+    @Test func entriesOfAnEntityDeletedHereAreSkippedAndCounted() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let book = EntityReference.new("book")
+        let id = try #require(try await store.resolve([book])[book])
+        try await store.delete([.id(id)])
+        let report = try await store.importJSON(document(id, type: "book"))
+        #expect(report.skippedEntries == 1)
+        #expect(report.entries == 0)
+        #expect(try await store.records([.id(id)]).isEmpty)
+    }
+}
