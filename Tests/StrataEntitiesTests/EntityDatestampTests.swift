@@ -24,6 +24,7 @@ import Testing
         let entity = EntityReference.id(id)
         await #expect { try await store.set(["p": 1], of: [entity], at: nan) } throws: { isInvalidDatestamp($0) }
         await #expect { try await store.set([entity: ["p": 1]], at: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.set("p", to: 1, of: entity, at: nan) } throws: { isInvalidDatestamp($0) }
         await #expect { try await store.relate([entity], key: "r", to: entity, at: nan) } throws: { isInvalidDatestamp($0) }
         await #expect { try await store.remove(["p"], of: [entity], at: nan) } throws: { isInvalidDatestamp($0) }
         await #expect { try await store.delete([entity], at: nan) } throws: { isInvalidDatestamp($0) }

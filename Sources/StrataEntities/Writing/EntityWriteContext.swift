@@ -618,10 +618,13 @@ public final class EntityWriteContext: EntityReadContext {
     /// references and no dictionary of results, which cost that form a tenth of a property change
     /// (callgrind, 100 one-property sets per transaction at 100,000 entities).
     /// - Throws: `EntityError.unresolvedReference` when the reference denotes nothing (or the
-    ///   value refers to an entity that does not exist); the size errors before anything is written.
+    ///   value refers to an entity that does not exist); `EntityError.invalidDatestamp` for a NaN
+    ///   datestamp and the size errors before anything is written; `EntityError.valueTooDeep` for
+    ///   a value whose arrays nest more than 64 levels deep.
     @discardableResult
     public func set(_ key: String, to value: EntityValue, of reference: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
         try operation {
+            try Self.checkDatestamp(datestamp, "the datestamp of a set")
             try check(reference)
             try checkKey(key)
             let id = try entityForSetting(reference, withProperties: true)
