@@ -76,7 +76,8 @@ public final class EntityWriteContext: EntityReadContext {
         return slot
     }
 
-    /// Reads a field of the entity at `slot` of `known` in place. Reading it through
+    /// Reads a field of the entity at `slot` of `known` in place. `field` must not touch `self`:
+    /// `known` is accessed without exclusivity checks, so an overlapping access would not trap. Reading it through
     /// `known.values[slot]` called the subscript's getter, which copied the whole entity out (its
     /// header's storage retained, then released) to read one field.
     @inline(__always)
