@@ -49,8 +49,7 @@ enum SortedPages {
         return pages.sorted()
     }
 
-    /// `pages` in reverse order, copied in one pass (the generic `reverse()` of a copy took about
-    /// twice as long for the hundred pages a small commit's meta carries).
+    /// `pages` in reverse order, copied in one pass.
     static func reversed(_ pages: [UInt64]) -> [UInt64] {
         let count = pages.count
         return pages.withUnsafeBufferPointer { source in

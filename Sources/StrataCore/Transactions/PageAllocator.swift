@@ -96,7 +96,7 @@ struct PageAllocator {
         guard !pages.isEmpty else { return true }
         var incoming = pages
         if !SortedPages.isStrictlyDescending(incoming) {
-            incoming = SortedPages.reversed(pages)
+            incoming.reverse()
             if !SortedPages.isStrictlyDescending(incoming) {
                 incoming.sort(by: >)
                 guard SortedPages.isStrictlyDescending(incoming) else { return false }
