@@ -33,7 +33,35 @@ struct CarriedFreePages: Equatable, Sendable {
     var groups: [Group] = []
 
     /// Words the encoded list takes (a header per group plus its pages; the checksum aside).
-    var wordCount: Int { groups.reduce(0) { $0 + 1 + $1.pages.count } }
+    var wordCount: Int {
+        var words = 0
+        for group in groups { words += 1 + group.pages.count }
+        return words
+    }
+
+    /// A page the list names twice (in one group or in two), nil if none; every group must be
+    /// ascending. (A page named twice would be handed out twice once its groups are reusable.)
+    /// Few groups, the common case, are checked each on its own and then pairwise by merging,
+    /// without sorting or copying any page (gathering and sorting the pages of a small commit's
+    /// list was a third of carrying it); many are gathered and sorted.
+    var repeatedPage: UInt64? {
+        if groups.count <= 8 {
+            for group in groups {
+                if let page = SortedPages.firstRepeat(inAscending: group.pages[...]) { return page }
+            }
+            for first in groups.indices {
+                for second in groups.indices where second > first {
+                    if let page = SortedPages.firstCommon(groups[first].pages, groups[second].pages) { return page }
+                }
+            }
+            return nil
+        }
+        var pages: [UInt64] = []
+        pages.reserveCapacity(pageCount)
+        for group in groups { pages.append(contentsOf: group.pages) }
+        pages.sort()
+        return SortedPages.firstRepeat(inAscending: pages[...])
+    }
 
     var pageCount: Int { groups.reduce(0) { $0 + $1.pages.count } }
 
@@ -61,10 +89,12 @@ struct CarriedFreePages: Equatable, Sendable {
     /// into it (pages stay ascending). Pages must not be in the list already.
     mutating func insert(freedBy: UInt64, pages: [UInt64]) {
         guard !pages.isEmpty else { return }
-        let sorted = pages.sorted()
-        if let index = groups.firstIndex(where: { $0.freedBy >= freedBy }) {
+        let sorted = SortedPages.ascending(pages)
+        if groups.last.map({ $0.freedBy < freedBy }) ?? true {
+            groups.append(Group(freedBy: freedBy, pages: sorted))
+        } else if let index = groups.firstIndex(where: { $0.freedBy >= freedBy }) {
             if groups[index].freedBy == freedBy {
-                groups[index].pages = (groups[index].pages + sorted).sorted()
+                groups[index].pages = SortedPages.merged(groups[index].pages, sorted)
             } else {
                 groups.insert(Group(freedBy: freedBy, pages: sorted), at: index)
             }

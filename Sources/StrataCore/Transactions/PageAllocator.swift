@@ -489,22 +489,21 @@ extension WriteTransaction {
     private func carryFreeList() throws -> Bool {
         guard allocator.carriedCapacity > 0 else { return false }
         allocator.freed.sort()
-        var list = allocator.carriedPending
         // The reuse limit is at most the committed generation, so this transaction's own
         // `freedBy` is above every other; leftovers (below the limit) and pending groups (from
-        // it) differ too, except at limit 0, where both are 0: `insert` merges them.
+        // it) differ too, except at limit 0, where both are 0: `insert` merges them. Inserted in
+        // ascending `freedBy`, each group is appended (no group moves).
+        var list = CarriedFreePages()
+        list.groups.reserveCapacity(allocator.carriedPending.groups.count + 2)
         list.insert(freedBy: allocator.leftoverFreedBy, pages: allocator.reusable)
+        for group in allocator.carriedPending.groups { list.insert(freedBy: group.freedBy, pages: group.pages) }
         list.insert(freedBy: transactionID, pages: allocator.freed)
         guard list.wordCount <= allocator.carriedCapacity else { return false }
         try checkFreedOnce(sortedCount: allocator.freed.count)
         try checkPendingUnused()
         // A page in two of the groups (a forged file: a live page listed free, then freed by the
         // copy of it) would be handed out twice once both groups are reusable.
-        var pages: [UInt64] = []
-        pages.reserveCapacity(list.wordCount)
-        for group in list.groups { pages.append(contentsOf: group.pages) }
-        pages.sort()
-        if let repeated = SortedPages.firstRepeat(inAscending: pages[...]) {
+        if let repeated = list.repeatedPage {
             throw StrataError.corruptPage(page: repeated, reason: "the free lists name this page twice (a tree and the carried free pages)")
         }
         allocator.carriedOut = list
