@@ -39,11 +39,14 @@ struct CarriedFreePages: Equatable, Sendable {
         return words
     }
 
-    /// A page the list names twice (in one group or in two), nil if none; every group must be
-    /// ascending. (A page named twice would be handed out twice once its groups are reusable.)
-    /// Few groups, the common case, are checked each on its own and then pairwise by merging,
-    /// without sorting or copying any page (gathering and sorting the pages of a small commit's
-    /// list was a third of carrying it); many are gathered and sorted.
+    /// A page the list names twice (in one group or in two), nil if none. (A page named twice
+    /// would be handed out twice once its groups are reusable.) Few groups, the common case, are
+    /// checked each on its own (a repeat sits next to its copy) and then pairwise by a walk of
+    /// both for a common page, without sorting or copying any page (gathering and sorting the
+    /// pages of a small commit's list was a third of carrying it); more than 8 are gathered and
+    /// sorted. With 8 groups or fewer every group must be ascending (`insert` keeps them so):
+    /// a group out of order is reported as a repeat, never passed. Which page is reported when
+    /// several repeat is not specified.
     var repeatedPage: UInt64? {
         if groups.count <= 8 {
             for group in groups {
@@ -86,7 +89,9 @@ struct CarriedFreePages: Equatable, Sendable {
     static func checksumSeed(_ transactionID: UInt64) -> UInt64 { Checksum.seed ^ transactionID ^ 0xCA22_1ED0_F8EE_0000 }
 
     /// Adds a group, keeping `groups` ascending; a group of a `freedBy` already present merges
-    /// into it (pages stay ascending). Pages must not be in the list already.
+    /// into it (pages stay ascending). Pages must not be in the list already; if one is, both
+    /// copies are kept (`SortedPages.merged` never drops one), which is what lets
+    /// `repeatedPage` find it: a merge that dropped duplicates would hide a page named twice.
     mutating func insert(freedBy: UInt64, pages: [UInt64]) {
         guard !pages.isEmpty else { return }
         let sorted = SortedPages.ascending(pages)

@@ -492,7 +492,7 @@ extension WriteTransaction {
         // The reuse limit is at most the committed generation, so this transaction's own
         // `freedBy` is above every other; leftovers (below the limit) and pending groups (from
         // it) differ too, except at limit 0, where both are 0: `insert` merges them. Inserted in
-        // ascending `freedBy`, each group is appended (no group moves).
+        // ascending `freedBy`, each group is appended or merged into the last (no group moves).
         var list = CarriedFreePages()
         list.groups.reserveCapacity(allocator.carriedPending.groups.count + 2)
         list.insert(freedBy: allocator.leftoverFreedBy, pages: allocator.reusable)
