@@ -130,6 +130,7 @@ extension Database {
     }
 
     /// `dump`, with the longest line allowed a parameter (for tests: the real one is gigabytes).
+    @discardableResult
     func dump(trees requested: [String], annotate: ((_ tree: String, _ value: ByteView) -> [UInt8]?)?,
               maximumLineLength: Int, progress: ((UInt64, UInt64) -> Void)?,
               to write: (UnsafeRawBufferPointer) throws -> Void) throws -> DumpSummary {
