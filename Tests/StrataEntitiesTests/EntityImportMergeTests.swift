@@ -37,6 +37,24 @@ import Testing
         #expect(try await store.records([.id(id)]).isEmpty)
     }
 
+    /// Found in review: the rule compared the document with the store only, so an identifier
+    /// unknown here and listed twice in `deleted` with two types imported as the first type.
+    @Test func oneIdentifierDeletedTwiceWithTwoTypesIsInvalid() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let id = EntityID.timeOrdered()
+        let gone = #"{"id":"\#(id)","type":"TYPE","created":0,"modified":0}"#
+        let doc = #"{"format":"strata-entities","version":1,"mode":"full","entities":[],"deleted":[\#(gone.replacingOccurrences(of: "TYPE", with: "book")),\#(gone.replacingOccurrences(of: "TYPE", with: "person"))]}"#
+        await #expect {
+            try await store.importJSON(Data(doc.utf8))
+        } throws: { error in
+            if case EntityError.invalidInterchange = error { return true }
+            return false
+        }
+        // Nothing was kept: the identifier is still free for one entity of one type.
+        try await store.importJSON(document(id, type: "person"))
+        #expect(try await store.entities(ofType: "person") == [id])
+    }
+
     @Test func entriesOfAnEntityDeletedHereAreSkippedAndCounted() async throws {
         let store = try EntityStore<ReadWrite>.inMemory()
         let book = EntityReference.new("book")

@@ -58,6 +58,7 @@ import Testing
         let expected = EntityError.valueTooDeep(key: "p", depth: maximum + 1, maximum: maximum)
         await #expect(throws: expected) { try await store.set(["p": tooDeep], of: [.new("t")]) }
         await #expect(throws: expected) { try await store.set([EntityReference.new("t"): ["p": tooDeep]]) }
+        await #expect(throws: expected) { try await store.set("p", to: tooDeep, of: .new("t")) }
         await #expect(throws: expected) { try await store.resolve([.new("t", with: ["p": tooDeep])]) }
         await #expect(throws: expected) { try await store.resolve([EntityReference.whereKey("p", equals: tooDeep, ofType: "t").createIfMissing()]) }
         await #expect(throws: expected) {
@@ -91,6 +92,20 @@ import Testing
         } catch EntityError.invalidInterchange {
         } catch {
             Issue.record("expected invalidInterchange, got \(error)")
+        }
+        #expect(try await store.entities(ofType: "t").isEmpty)
+    }
+
+    @Test func aCompactImportOfATooDeepValueIsInvalid() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        var value = #"{"int":1}"#
+        for _ in 0...EntityValueCoding.maximumDepth { value = #"{"array":[\#(value)]}"# }
+        let doc = #"{"format":"strata-entities","version":1,"mode":"compact","entities":[{"id":"\#(UUID())","type":"t","created":0,"modified":0,"values":{"p":\#(value)}}]}"#
+        await #expect {
+            try await store.importJSON(Data(doc.utf8))
+        } throws: { error in
+            if case EntityError.invalidInterchange = error { return true }
+            return false
         }
         #expect(try await store.entities(ofType: "t").isEmpty)
     }

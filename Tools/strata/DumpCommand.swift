@@ -15,7 +15,8 @@ enum DumpCommand: Command {
             commits. With --decode, instance entries of datastores (primary trees and direct indexes)
             also carry "json": the instance as JSON, no Swift type needed (binary-coded ones are
             rendered with the field description the store records; a field it does not describe
-            shows as {"$base64":...}); 'load' ignores that field.
+            shows as {"$base64":...}); 'load' ignores that field. A line the field would make
+            longer than 'load' reads (a value of more than about a gigabyte) is written without it.
             """,
         positionals: ["PATH", "TREE"], required: 1, variadic: true,
         options: [

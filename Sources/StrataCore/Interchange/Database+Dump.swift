@@ -7,7 +7,9 @@ import Glibc
 ///     {"k":"AAAAAAAAAAE=","v":"AYAAAAAAAAAB..."}               one entry, in key order
 ///
 /// Trees come in byte order of their names. An entry line may carry more fields (`strata dump
-/// --decode` adds "json"); `load` ignores them. This type builds and parses every kind of line.
+/// --decode` adds "json"); `load` ignores them. `dump` leaves such a field out of a line it would
+/// make longer than `load` reads (`DumpLineReader.maximumLineLength`), so every line a dump writes
+/// loads. This type builds and parses every kind of line.
 public enum DumpLine: Equatable, Sendable {
     case header(version: Int, pageSize: Int?, generation: UInt64?)
     case tree(String)
@@ -116,11 +118,22 @@ extension Database {
     /// lines (see `DumpLine`), handing `write` the text in chunks of about 1 MiB of whole lines.
     /// A dump is consistent while writers commit. `annotate` may add a field to an entry's line:
     /// given the tree name and the value, it returns a JSON value to store as `"json"` (or nil).
+    /// The field is left out of a line it would make longer than `load` reads (only a value of
+    /// more than about a gigabyte comes near), so that every line of the dump loads.
     /// Throws `DumpError.noSuchTree` for a tree the store lacks, and what `write` throws.
     @discardableResult
     public func dump(trees requested: [String] = [], annotate: ((_ tree: String, _ value: ByteView) -> [UInt8]?)? = nil,
                      progress: ((UInt64, UInt64) -> Void)? = nil,
                      to write: (UnsafeRawBufferPointer) throws -> Void) throws -> DumpSummary {
+        try dump(trees: requested, annotate: annotate, maximumLineLength: DumpLineReader.maximumLineLength,
+                 progress: progress, to: write)
+    }
+
+    /// `dump`, with the longest line allowed a parameter (for tests: the real one is gigabytes).
+    @discardableResult
+    func dump(trees requested: [String], annotate: ((_ tree: String, _ value: ByteView) -> [UInt8]?)?,
+              maximumLineLength: Int, progress: ((UInt64, UInt64) -> Void)?,
+              to write: (UnsafeRawBufferPointer) throws -> Void) throws -> DumpSummary {
         try read { transaction in
             let names = try transaction.treeNames()
             for name in requested where !names.contains(where: { TreeName.same($0, name) }) {
@@ -141,9 +154,13 @@ extension Database {
                 summary.trees += 1
                 buffer.append(contentsOf: (DumpLine.treeText(name) + "\n").utf8)
                 try transaction.scan(try transaction.tree(name)) { key, value in
+                    let lineStart = buffer.count
                     DumpLine.appendEntryStart(key: key, value: value, to: &buffer)
-                    if let json = annotate?(name, value) {
-                        buffer.append(contentsOf: ",\"json\":".utf8)
+                    let field = ",\"json\":".utf8
+                    // The line without its newline: what is there, the field, and the closing brace.
+                    if let json = annotate?(name, value),
+                       buffer.count - lineStart + field.count + json.count + 1 <= maximumLineLength {
+                        buffer.append(contentsOf: field)
                         buffer.append(contentsOf: json)
                     }
                     buffer.append(contentsOf: "}\n".utf8)

@@ -13,12 +13,13 @@ final class DumpLineReader {
     /// Bytes consumed so far (for progress).
     private(set) var bytesRead: UInt64 = 0
     private(set) var lineNumber = 0
-    /// The longest line read, in bytes without its terminator (see `maximumLineLength`).
+    /// The longest line accepted, in bytes without its terminator (see `maximumLineLength`).
     private let maximumLine: Int
 
     /// The longest line any dump entry needs: the base64 of the largest value
-    /// (`PageLayout.maximumValueSize`, about 2.9 GB) and room for its key (a quarter page at
-    /// most) and the JSON around them. A longer line cannot be an entry, and without this limit
+    /// (`PageLayout.maximumValueSize`; about 2.9 GB of base64) and room for its key (a quarter
+    /// page at most) and the JSON around them. `dump` leaves out an annotation ("json") that
+    /// would make a line longer. A longer line cannot be an entry, and without this limit
     /// an input with no newline made the buffer double until memory ran out.
     static let maximumLineLength = (PageLayout.maximumValueSize + 2) / 3 * 4 + (1 << 20)
 

@@ -15,8 +15,13 @@ public final class DumpReader {
     public let generation: UInt64?
 
     /// Reads from `fileDescriptor` (not closed by the reader); `name` appears in errors.
-    public init(fileDescriptor: Int32, name: String) throws {
-        lines = DumpLineReader(descriptor: fileDescriptor, path: name)
+    public convenience init(fileDescriptor: Int32, name: String) throws {
+        try self.init(fileDescriptor: fileDescriptor, name: name, maximumLineLength: DumpLineReader.maximumLineLength)
+    }
+
+    /// Reads with the longest line allowed a parameter (for tests: the real one is gigabytes).
+    init(fileDescriptor: Int32, name: String, maximumLineLength: Int) throws {
+        lines = DumpLineReader(descriptor: fileDescriptor, path: name, maximumLineLength: maximumLineLength)
         var header: DumpLine?
         while header == nil {
             let parsed: DumpLine?? = try lines.nextLine { (line) throws -> DumpLine? in

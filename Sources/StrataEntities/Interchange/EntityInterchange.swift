@@ -122,6 +122,8 @@ struct EntityDocument: Codable {
 
 extension EntityReadContext {
     /// The whole entity store of this snapshot as an interchange document (see `EntityExportMode`).
+    /// A NaN datestamp an older build stored is written as it is ("nan"); `importJSON` refuses
+    /// such a document (`invalidInterchange`), since this build never stores a NaN datestamp.
     public func exportJSON(_ mode: EntityExportMode = .full) throws -> Data {
         var document = EntityDocument(mode: mode, entities: [], deleted: mode == .full ? [] : nil)
         let headers = try allHeaders()
@@ -186,9 +188,14 @@ extension EntityWriteContext {
             throw EntityError.invalidInterchange(reason: "format '\(document.format)' version \(document.version) (this build reads \(EntityDocument.formatName) version 1)")
         }
         var report = EntityImportReport()
-        // Names, datestamps and values first: nothing is written when one cannot be.
+        // Names, datestamps, values and the document's own types first: nothing is written when
+        // one cannot be. (An identifier listed twice with two types, in `entities` or `deleted`.)
+        var documentTypes: [EntityID: String] = [:]
         for entity in document.entities + (document.deleted ?? []) {
             try checkTypeLabel(entity.type)
+            if let other = documentTypes.updateValue(entity.type, forKey: entity.id), other != entity.type {
+                throw EntityError.invalidInterchange(reason: "entity \(entity.id) is listed as a '\(other)' and as a '\(entity.type)'")
+            }
             try Self.checkImported(entity.created, "created", of: entity)
             try Self.checkImported(entity.modified, "modified", of: entity)
             for (key, entries) in entity.properties ?? [:] {
@@ -213,7 +220,7 @@ extension EntityWriteContext {
         }
         for entity in document.entities + (document.deleted ?? []) {
             if let header = try header(entity.id), header.type != entity.type {
-                throw EntityError.invalidInterchange(reason: "entity \(entity.id) is a '\(entity.type)' in the document and a '\(header.type)' here (or in the document too)")
+                throw EntityError.invalidInterchange(reason: "entity \(entity.id) is a '\(entity.type)' in the document and a '\(header.type)' here")
             }
         }
         for entity in document.entities {

@@ -180,7 +180,7 @@ public final class EntityWriteContext: EntityReadContext {
     /// behind the entries (a restored or foreign `meta`, a partial load), and the write would
     /// silently take over another entry. Nothing of the write commits (see `operation`).
     static func sequenceReused(in tree: String) -> EntityError {
-        .corrupt(reason: "a new entry's sequence number is already used in \(tree): the stored entity sequence (\(EntityLayout.meta)) is behind the store's entries")
+        .corrupt(reason: "a new entry's sequence number is already used in \(tree): the stored entity sequence (\(EntityLayout.meta)) is behind the store's entries; load or restore \(EntityLayout.meta) together with the other entities.* trees of the same dump or backup")
     }
 
     /// Records what happened to `id` (whose header this transaction knows) for the change log.
@@ -816,10 +816,15 @@ public final class EntityWriteContext: EntityReadContext {
             }
         }
         // The new entry is current unless a newer datestamp exists (its sequence is the highest).
-        let isCurrent = previous.map { $0.datestamp <= datestamp } ?? true
+        // Written as "not newer", on the intervals (IEEE comparisons, not `Date`'s derived
+        // operators), so that a NaN datestamp already stored (an older build wrote them; this one
+        // refuses them at every write) is superseded, never current forever; the same for a NaN
+        // `modified`. `datestamp` itself is never NaN here.
+        let stamp = datestamp.timeIntervalSinceReferenceDate
+        let isCurrent = previous.map { !($0.datestamp.timeIntervalSinceReferenceDate > stamp) } ?? true
         if isCurrent {
             entity.header.setCurrent(name: name, datestamp: datestamp, sequence: sequence, body: body, at: located)
-            if datestamp > entity.header.modified { entity.header.modified = datestamp }
+            if !(entity.header.modified.timeIntervalSinceReferenceDate >= stamp) { entity.header.modified = datestamp }
             entity.headerChanged = true
         }
         entity.noteEntry(key: number)
