@@ -16,7 +16,7 @@ import Testing
         var random = SeededGenerator(seed: seed)
         let stores = [try EntityStore.inMemory(), try EntityStore.inMemory()]
         let ids = (0..<40).map { _ in EntityID() }
-        let keys = ["n", "name", "friend"]
+        let keys = ["n", "name", "friend", "tags"]
         let start = Date(timeIntervalSinceReferenceDate: 1_000_000)
         for store in stores {
             _ = try store.writeNow(at: start) { tx in
@@ -33,6 +33,9 @@ import Testing
                 let value: EntityValue = switch key {
                 case "n": .int(Int.random(in: 0..<5, using: &random))
                 case "name": .string("name \(Int.random(in: 0..<5, using: &random))")
+                case "tags": .array((0..<Int.random(in: 0..<4, using: &random)).map { _ in
+                    Bool.random(using: &random) ? .int(Int.random(in: 0..<3, using: &random)) : .entity(ids.randomElement(using: &random)!)
+                })
                 default: .entity(ids.randomElement(using: &random)!)
                 }
                 // Some entries older than the current one (they go into the history only).
@@ -76,6 +79,24 @@ import Testing
         let referrers = try stores.map { store in try store.readNow { try Set($0.referrers(to: .id(ids[0]))) } }
         #expect(referrers[0] == referrers[1], "seed \(seed)")
         #expect(commits[0] == commits[1], "seed \(seed)")
+    }
+
+    /// A deleted entity is not found by its identifier through the one-property form: the set is
+    /// `unresolvedReference` and nothing commits, as with the dictionary form.
+    @Test func aDeletedEntityIsNotSetAndNothingCommits() throws {
+        let store = try EntityStore.inMemory()
+        let ada = EntityReference.new("person", with: ["name": "Ada"])
+        let id = try #require(try store.writeNow { try $0.resolve([ada]) }[ada])
+        _ = try store.writeNow { tx in try tx.delete([.id(id)]) }
+        let generation = store.database.generation
+        #expect {
+            try store.writeNow { tx in try tx.set("age", to: 38, of: .id(id)) }
+        } throws: { error in
+            if case EntityError.unresolvedReference = error { return true }
+            return false
+        }
+        #expect(store.database.generation == generation, "a failed write commits nothing")
+        #expect(try store.readNow { try $0.records([.id(id)]) }[.id(id)] == nil)
     }
 
     @Test func aMissingEntityOrABadKeyIsRefusedAndNothingCommits() throws {
