@@ -89,6 +89,9 @@ import Testing
                     let back = inUse.remove(at: Int(generator.next() % UInt64(inUse.count)))
                     let added = allocator.addReusable([back])
                     #expect(added)
+                    // A page given back could sit next to another free one: the memo must be
+                    // forgotten (the `didSet` on `reusable`), or a later scan would skip a run.
+                    #expect(allocator.pairFreeThrough == nil, "round \(round) step \(step): the memo outlived an addition")
                     reference.reusable = (reference.reusable + [back]).sorted(by: >)
                     continue
                 }
