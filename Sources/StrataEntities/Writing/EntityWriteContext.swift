@@ -76,10 +76,11 @@ public final class EntityWriteContext: EntityReadContext {
         return slot
     }
 
-    /// Reads a field of the entity at `slot` of `known` in place. `field` must not touch `self`:
-    /// `known` is accessed without exclusivity checks, so an overlapping access would not trap. Reading it through
+    /// Reads a field of the entity at `slot` of `known` in place. Reading it through
     /// `known.values[slot]` called the subscript's getter, which copied the whole entity out (its
-    /// header's storage retained, then released) to read one field.
+    /// header's storage retained, then released) to read one field. `field` must not touch
+    /// `self`: `known` is accessed without exclusivity checks, so an overlapping access would not
+    /// trap.
     @inline(__always)
     private func readKnown<Field>(at slot: Dictionary<EntityID, KnownEntity>.Index, _ field: (inout KnownEntity) -> Field) -> Field {
         field(&known.values[slot])
