@@ -39,6 +39,25 @@ import Testing
         #expect(try await store.records([entity])[entity]?["p"] == .int(4))
     }
 
+    /// An as-of read and a compaction given NaN answered as if it were a date (no comparison
+    /// with NaN is true: compaction dropped nothing and said 0; an as-of read returned whatever
+    /// NaN's key encoding sorts next to): both refuse it like the writes.
+    @Test func aNaNDatestampIsRefusedByAsOfReadsAndCompaction() async throws {
+        let store = try EntityStore<ReadWrite>.inMemory()
+        let ref = EntityReference.new("t", with: ["p": 0])
+        let id = try #require(try await store.resolve([ref])[ref])
+        let entity = EntityReference.id(id)
+        try await store.set(["p": 1], of: [entity], at: Date(timeIntervalSinceReferenceDate: 10))
+        await #expect { try await store.value(of: entity, key: "p", asOf: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.read { try $0.entry(of: entity, key: "p", asOf: nan) } } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.compactHistory(before: nan) } throws: { isInvalidDatestamp($0) }
+        await #expect { try await store.write { try $0.compactHistory(before: nan) } } throws: { isInvalidDatestamp($0) }
+        // Nothing was dropped, and ordinary dates still work.
+        #expect(try await store.history(of: entity, key: "p").count == 2)
+        #expect(try await store.value(of: entity, key: "p", asOf: Date(timeIntervalSinceReferenceDate: 10)) == .int(1))
+        #expect(try await store.compactHistory(before: .distantFuture) == 1)
+    }
+
     @Test func aNaNDatestampInADocumentIsInvalid() async throws {
         for (created, modified, datestamp) in [("\"nan\"", "0", "0"), ("0", "\"nan\"", "0"), ("0", "0", "\"nan\"")] {
             let store = try EntityStore<ReadWrite>.inMemory()

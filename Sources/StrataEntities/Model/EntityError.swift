@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 import StrataCore
 
@@ -56,7 +57,7 @@ public enum EntityError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .valueTooDeep(key, depth, maximum):
             return "the value of '\(key.prefix(40))' nests arrays \(depth) levels deep; at most \(maximum) are allowed (the write commits nothing)"
         case let .invalidDatestamp(what):
-            return "\(what) is NaN, which cannot be ordered against other datestamps; pass a real date (nothing was written)"
+            return "\(what) is NaN, which cannot be ordered against other datestamps; pass a real date (the operation read and wrote nothing)"
         case let .emptyName(what):
             return "an empty \(what) is not allowed"
         case let .ambiguousReference(reference, matches):
@@ -90,5 +91,16 @@ extension EntityError {
         } catch let error as OrderedKeyError {
             throw EntityError.corrupt(reason: "\(error)")
         }
+    }
+}
+
+extension EntityError {
+    /// Throws `invalidDatestamp` for a NaN datestamp (`what` names it), before the operation
+    /// reads or writes anything: every comparison with NaN is false, so a NaN entry would never
+    /// be superseded, a compaction before NaN would drop nothing and an as-of read would answer
+    /// from wherever NaN's key encoding sorts. Infinite datestamps are ordered and pass.
+    @inline(__always)
+    static func checkDatestamp(_ datestamp: Date?, _ what: StaticString) throws {
+        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: "\(what)") }
     }
 }

@@ -337,7 +337,9 @@ public class EntityReadContext {
     /// The entry of property `key` that was current at `date` (the newest at or before it), or
     /// nil when there was none. A removal entry has a nil value. After `compactHistory(before:)`
     /// dates before its cut-off see the newest entry kept from before it.
+    /// - Throws: `EntityError.invalidDatestamp` when `date` is NaN.
     public func entry(of reference: EntityReference, key: String, asOf date: Date) throws -> PropertyEntry? {
+        try EntityError.checkDatestamp(date, "the as-of date")
         let name = try historyName(key)
         guard let id = try find(reference), let history = try tree(EntityLayout.entries) else { return nil }
         let prefix = id.bytes + name

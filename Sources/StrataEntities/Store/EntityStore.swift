@@ -192,7 +192,7 @@ extension EntityStore where Access == ReadWrite {
     /// `EntityError.corrupt`, as in `readNow`; a NaN `datestamp` is `EntityError.invalidDatestamp`
     /// (nothing is written).
     public func writeNow<Result>(at datestamp: Date = Date(), _ body: (EntityWriteContext) throws -> Result) throws -> Result {
-        try EntityWriteContext.checkDatestamp(datestamp, "the write's datestamp")
+        try EntityError.checkDatestamp(datestamp, "the write's datestamp")
         return try EntityError.reportingDamage {
             try database.write { transaction in
                 try checkLayout(transaction)

@@ -451,14 +451,6 @@ public final class EntityWriteContext: EntityReadContext {
         }
     }
 
-    /// Throws `EntityError.invalidDatestamp` for a NaN datestamp (`what` names it): every
-    /// comparison with NaN is false, so no later entry would become current. Nothing is written
-    /// before. Infinite datestamps are ordered and pass.
-    @inline(__always)
-    static func checkDatestamp(_ datestamp: Date?, _ what: StaticString) throws {
-        if let datestamp, datestamp.timeIntervalSinceReferenceDate.isNaN { throw EntityError.invalidDatestamp(what: "\(what)") }
-    }
-
     /// The last type label encoded for the `types` index, with its encoding.
     private var lastType: (label: String, encoded: [UInt8])?
 
@@ -581,7 +573,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ properties: [String: EntityValue], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a set")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a set")
             // By index, not through a sequence of (reference, properties) pairs: each pair was a
             // copy of both (retains and releases) per reference, twice.
             // The keys after the first reference (the order of the checks decides which error a
@@ -601,7 +593,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ changes: [EntityReference: [String: EntityValue]], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a set")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a set")
             for (reference, properties) in changes {
                 try check(reference)
                 for key in properties.keys { try checkKey(key) }
@@ -626,7 +618,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func set(_ key: String, to value: EntityValue, of reference: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a set")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a set")
             try check(reference)
             try checkKey(key)
             let id = try entityForSetting(reference, withProperties: true)
@@ -674,7 +666,7 @@ public final class EntityWriteContext: EntityReadContext {
                 try checkKey(key)
                 for entry in list {
                     if let type = entry.type { try checkTypeLabel(type) }
-                    try Self.checkDatestamp(entry.datestamp, "the datestamp of an added entry")
+                    try EntityError.checkDatestamp(entry.datestamp, "the datestamp of an added entry")
                 }
             }
             let id = try require(reference)
@@ -688,7 +680,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func relate(_ references: [EntityReference], key: String, to target: EntityReference, at datestamp: Date? = nil) throws -> EntityID {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a relate")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a relate")
             try check(references + [target])
             try checkKey(key)
             let targetID = try require(target)
@@ -702,7 +694,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func remove(_ keys: [String], of references: [EntityReference], at datestamp: Date? = nil) throws -> [EntityReference: EntityID] {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a remove")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a remove")
             for key in keys { try checkKey(key) }
             var ids: [EntityReference: EntityID] = [:]
             for reference in references {
@@ -909,7 +901,7 @@ public final class EntityWriteContext: EntityReadContext {
     @discardableResult
     public func delete(_ references: [EntityReference], at datestamp: Date? = nil) throws -> EntityDeletionReport {
         try operation {
-            try Self.checkDatestamp(datestamp, "the datestamp of a delete")
+            try EntityError.checkDatestamp(datestamp, "the datestamp of a delete")
             let stamp = datestamp ?? self.datestamp
             var deleted: [EntityID] = []
             var detached: [EntityLink] = []
@@ -960,9 +952,11 @@ public final class EntityWriteContext: EntityReadContext {
     /// the newest is kept (it is the value as of `date`); entries from `date` on are all kept,
     /// so the current value is never dropped. Returns how many entries were dropped.
     /// Also removes the value index's stale entries (values no longer current, which queries skip).
+    /// - Throws: `EntityError.invalidDatestamp` when `date` is NaN (nothing is dropped).
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
-        try operation {
+        try EntityError.checkDatestamp(date, "the compaction date")
+        return try operation {
             guard let history = try tree(EntityLayout.entries) else { return 0 }
             var dropped: [[UInt8]] = []
             var group: [UInt8] = []
