@@ -33,6 +33,23 @@ import Testing
         }
     }
 
+    /// A line of exactly the limit ending in CRLF is read like one ending in LF (found in review:
+    /// the buffer had room for the line and one terminator byte, so the CR filled it and the
+    /// line was refused as too long); one byte more is still refused.
+    @Test func aLineOfTheLimitEndingInCRLFIsRead() throws {
+        let long = String(repeating: "c", count: 5_000)
+        try reader("short\r\n" + long + "\r\n" + long + "\r\nend", limit: 5_000) { lines in
+            var lengths: [Int] = []
+            while let length = try lines.nextLine({ $0.count }) { lengths.append(length) }
+            #expect(lengths == [5, 5_000, 5_000, 3])
+        }
+        try reader(long + "c\r\n", limit: 5_000) { lines in
+            #expect(throws: DumpError.self) {
+                while try lines.nextLine({ $0.count }) != nil {}
+            }
+        }
+    }
+
     @Test func aLineLongerThanTheLimitIsInvalid() throws {
         for text in ["short\n" + String(repeating: "a", count: 5_001) + "\nmore\n",
                      String(repeating: "b", count: 50_000)] {

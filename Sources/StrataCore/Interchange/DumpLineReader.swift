@@ -29,8 +29,8 @@ final class DumpLineReader {
         self.descriptor = descriptor
         self.path = path
         self.maximumLine = maximumLineLength
-        // Room for the longest line and its newline, never more.
-        capacity = min(capacity, maximumLineLength + 1)
+        // Room for the longest line and its terminator (CRLF at most), never more.
+        capacity = min(capacity, maximumLineLength + 2)
         storage = .allocate(byteCount: capacity, alignment: 16)
     }
 
@@ -49,6 +49,9 @@ final class DumpLineReader {
             if lineEnd >= 0 {
                 var stop = lineEnd
                 if stop > start && storage.load(fromByteOffset: stop - 1, as: UInt8.self) == 0x0D { stop -= 1 }
+                // The buffer holds one byte more than the longest line and an LF (room for a CR),
+                // so a line one byte too long can arrive whole: refused here.
+                guard stop - start <= maximumLine else { throw lineTooLong() }
                 let line = UnsafeRawBufferPointer(start: storage + start, count: stop - start)
                 start = min(end, lineEnd + 1)
                 lineNumber += 1
@@ -58,6 +61,10 @@ final class DumpLineReader {
         }
     }
 
+    private func lineTooLong() -> DumpError {
+        DumpError.invalidLine(source: path, line: lineNumber + 1, reason: "a line longer than \(maximumLine) bytes, more than any entry needs (no newline?)")
+    }
+
     private func fill() throws {
         if start > 0 {
             memmove(storage, storage + start, end - start)
@@ -65,12 +72,11 @@ final class DumpLineReader {
             start = 0
         }
         if end == capacity {
-            // The buffer holds one line and no newline. Invariant: capacity <= maximumLine + 1,
-            // so a full buffer of maximumLine + 1 bytes is a line too long for any entry.
-            guard capacity <= maximumLine else {
-                throw DumpError.invalidLine(source: path, line: lineNumber + 1, reason: "a line longer than \(maximumLine) bytes, more than any entry needs (no newline?)")
-            }
-            let grown = min(capacity * 2, maximumLine + 1)
+            // The buffer holds one line and no newline. Invariant: capacity <= maximumLine + 2,
+            // so a full buffer of maximumLine + 2 bytes holds a line too long for any entry even
+            // if its last byte is the CR of a CRLF.
+            guard capacity <= maximumLine + 1 else { throw lineTooLong() }
+            let grown = min(capacity * 2, maximumLine + 2)
             let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
             larger.copyMemory(from: storage, byteCount: end)
             storage.deallocate()
