@@ -96,6 +96,8 @@ public final class Database: Sendable {
         @exclusivity(unchecked) var lastCommit = DirtyPages()
         /// Branch pages earlier commits of this session wrote, still committed (`LastCommitPages.swift`).
         @exclusivity(unchecked) var builtBranches = DirtyPages()
+        /// The numbers of the branch pages in `lastCommit`, noted when it was kept.
+        @exclusivity(unchecked) var lastCommitBranches: [UInt64] = []
         /// Catalog entries of the newest generation this session knows (see `WriterCatalogMemory`).
         @exclusivity(unchecked) var catalogMemory = WriterCatalogMemory()
         /// The emptied dirty-page table of the last finished transaction, with its storage, for
@@ -116,7 +118,14 @@ public final class Database: Sendable {
         }
 
         func pageBuffer(number: UInt64) -> PageBuffer {
-            guard let buffer = spareBuffers.popLast() else { return PageBuffer(pageSize: committed.pageSize, number: number) }
+            guard let buffer = spareBuffers.popLast() else {
+                // Zeroed once: a copy-on-write copy leaves a page's free gap as the buffer held
+                // it (`PageBuffer.copyTreePage`), and that gap is written to the file. So a gap
+                // holds zeros or bytes of this store's own pages, never other memory of the process.
+                let fresh = PageBuffer(pageSize: committed.pageSize, number: number)
+                memset(fresh.memory, 0, fresh.byteCount)
+                return fresh
+            }
             buffer.reassign(to: number)
             return buffer
         }
@@ -150,6 +159,13 @@ public final class Database: Sendable {
             if buffer.pageCount == 1 && spareBuffers.count < WriterSession.spareLimit {
                 spareBuffers.append(buffer)
             }
+        }
+
+        /// `recycle` of a buffer known to hold one page (a tree page of `lastCommit`), handed
+        /// over: no retain, so the buffer object (out of the cache after a large commit) is not
+        /// touched.
+        func recycleTreePage(_ buffer: consuming PageBuffer) {
+            if spareBuffers.count < WriterSession.spareLimit { spareBuffers.append(buffer) }
         }
     }
 

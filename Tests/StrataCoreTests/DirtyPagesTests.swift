@@ -202,4 +202,27 @@ import StrataTestFixtures
         #expect(try capacityOfNextTable { $0.abort() } > 256, "after a second large commit")
         #expect(try capacityOfNextTable { $0.abort() } <= 256, "after that")
     }
+
+    /// `forEachNumber` names exactly the table's pages and `drainTaking` hands over each buffer
+    /// once, leaving the table empty and usable (what `keepLastCommit` relies on).
+    @Test func numbersAndTakingDrainMatchTheTable() {
+        var table = DirtyPages()
+        let buffers = (0..<300).map { PageBuffer(pageSize: 4096, number: UInt64(2 + $0 * 7)) }
+        for buffer in buffers { table[buffer.number] = buffer }
+        _ = table.removeValue(forKey: buffers[5].number)
+        var expected = Set(buffers.map(\.number))
+        expected.remove(buffers[5].number)
+        var named: [UInt64] = []
+        table.forEachNumber { named.append($0) }
+        #expect(named.count == expected.count && Set(named) == expected)
+        var taken: [ObjectIdentifier: UInt64] = [:]
+        table.drainTaking { buffer in taken[ObjectIdentifier(buffer)] = buffer.number }
+        #expect(taken.count == expected.count && Set(taken.values) == expected)
+        #expect(table.isEmpty && table[buffers[0].number] == nil)
+        var after = 0
+        table.forEachNumber { _ in after += 1 }
+        #expect(after == 0)
+        table[buffers[0].number] = buffers[0]
+        #expect(table.count == 1 && table[buffers[0].number] === buffers[0])
+    }
 }

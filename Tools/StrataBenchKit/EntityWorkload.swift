@@ -74,30 +74,12 @@ public struct EntityWorkload {
     public let directory: String
     public let open: EntityBenchOpener
 
-    private func report(_ workload: String, ops: Int, seconds: Timing, _ extra: String = "") {
-        let cpu = ",\"cpu_seconds\":\(JSONValue.number(seconds.cpu, decimals: 6)),\"cpu_ops_per_sec\":\(JSONValue.number(Double(ops) / seconds.cpu))"
-        reportWorkload(engine: engine, workload: workload, records: records, ops: ops, seconds: seconds.wall, extra: cpu + extra)
+    private func report(_ workload: String, ops: Int, seconds: WorkloadTiming, _ extra: String = "") {
+        reportWorkload(engine: engine, workload: workload, records: records, ops: ops, seconds: seconds.wall,
+                       extra: seconds.cpuFields(ops: ops) + extra)
     }
 
-    /// Wall-clock seconds and the process's CPU seconds (user and system) of one workload. On a
-    /// shared machine the wall clock of the two engines' runs sees different loads; the CPU time
-    /// of the unsynced workloads (one thread doing all the work on either side) does not.
-    struct Timing {
-        var wall: Double
-        var cpu: Double
-    }
-
-    private static func processCPUSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    private func timed(_ body: () throws -> Void) rethrows -> Timing {
-        let cpuStart = Self.processCPUSeconds()
-        let wall = try secondsTaken(body)
-        return Timing(wall: wall, cpu: Self.processCPUSeconds() - cpuStart)
-    }
+    private func timed(_ body: () throws -> Void) rethrows -> WorkloadTiming { try WorkloadTiming.measure(body) }
 
     private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition { Sys.fatal("entities (\(engine)): \(message())") }

@@ -81,11 +81,13 @@ public struct TypedWorkload {
         self.open = open
     }
 
-    private func report(_ workload: String, ops: Int, seconds: Double, _ extra: String = "") {
-        reportWorkload(engine: engine, workload: workload, records: records, ops: ops, seconds: seconds, extra: extra)
+    /// One result line, with the phase's CPU time beside its wall clock (`WorkloadTiming`).
+    private func report(_ workload: String, ops: Int, seconds: WorkloadTiming, _ extra: String = "") {
+        reportWorkload(engine: engine, workload: workload, records: records, ops: ops, seconds: seconds.wall,
+                       extra: seconds.cpuFields(ops: ops) + extra)
     }
 
-    private func time(_ body: () throws -> Void) rethrows -> Double { try secondsTaken(body) }
+    private func time(_ body: () throws -> Void) rethrows -> WorkloadTiming { try WorkloadTiming.measure(body) }
 
     public func run() throws {
         var mix = SplitMix64(seed: 7)

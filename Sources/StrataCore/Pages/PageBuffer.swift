@@ -63,8 +63,10 @@ final class PageBuffer {
 
     var count: Int { load16(PageLayout.countOffset) }
     var kind: PageKind? { PageKind(rawValue: memory.load(fromByteOffset: PageLayout.kindOffset, as: UInt8.self)) }
-    private var lower: Int { PageLayout.headerSize + 2 * count }
-    private var upper: Int { load16(PageLayout.upperOffset) }
+    /// Where the slot array ends.
+    var lower: Int { PageLayout.headerSize + 2 * count }
+    /// Where the heap starts.
+    var upper: Int { load16(PageLayout.upperOffset) }
     var freeSpace: Int { upper - lower }
     var usedSpace: Int { pageSize - PageLayout.headerSize - freeSpace }
 
@@ -80,6 +82,24 @@ final class PageBuffer {
     /// Copies a committed page into this buffer and renames it (the copy-on-write step).
     func copy(from source: UnsafeRawPointer, renumberAs newNumber: UInt64) {
         memcpy(memory, source, pageSize)
+        number = newNumber
+        memory.storeBytes(of: newNumber, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
+    }
+
+    /// Copies the used parts of a tree page into this buffer: the header and slot array
+    /// (`0..<lower`) and the heap (`upper..<pageSize`), not the free gap between them, which keeps
+    /// what the buffer held (zeros or an earlier page of this store: `WriterSession.pageBuffer`).
+    /// As LMDB's `mdb_page_copy`: a random insert copies a leaf about two-thirds full, and the
+    /// copy's cost is reading the committed page. The caller has checked
+    /// `lower <= upper <= pageSize`; the number is the caller's to set (`renumber`).
+    func copyTreePage(from source: UnsafeRawPointer, lower: Int, upper: Int) {
+        precondition(lower >= PageLayout.headerSize && lower <= upper && upper <= pageSize, "copyTreePage: slot array and heap out of order")
+        memcpy(memory, source, lower)
+        if upper < pageSize { memcpy(memory + upper, source + upper, pageSize - upper) }
+    }
+
+    /// Gives the buffer page number `newNumber`, in its header too (after `copyTreePage`).
+    func renumber(as newNumber: UInt64) {
         number = newNumber
         memory.storeBytes(of: newNumber, toByteOffset: PageLayout.pageNumberOffset, as: UInt64.self)
     }

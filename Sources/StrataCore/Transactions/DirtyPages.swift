@@ -159,6 +159,22 @@ struct DirtyPages {
         for index in keys.indices where keys[index] != DirtyPages.empty { body(buffers[index]!) }
     }
 
+    /// Shows every page number to `body`, in no particular order, without touching the buffers.
+    func forEachNumber(_ body: (UInt64) -> Void) {
+        guard count > 0 else { return }
+        for key in keys where key != DirtyPages.empty { body(key) }
+    }
+
+    /// `drain` handing each buffer over (moved out of the table, not retained and released).
+    mutating func drainTaking(_ body: (consuming PageBuffer) -> Void) {
+        guard count > 0 else { return }
+        for index in keys.indices where keys[index] != DirtyPages.empty {
+            keys[index] = DirtyPages.empty
+            body(buffers[index].take()!)
+        }
+        count = 0
+    }
+
     /// Hands every buffer to `body` and empties the table in place, without an intermediate array.
     mutating func drain(_ body: (PageBuffer) -> Void) {
         guard count > 0 else { return }

@@ -29,18 +29,23 @@ extension Database.WriterSession {
     /// commit's. `dirty` is left empty.
     func keepLastCommit(_ dirty: inout DirtyPages) {
         let capacity = lastCommitCapacity
-        // A page this commit wrote no longer holds what an older copy of it holds.
-        dirty.forEach { buffer in
-            if let stale = builtBranches.removeValue(forKey: buffer.number) { recycle(stale) }
-        }
-        // The previous commit's branch pages stay trusted (see `builtBranch`); the rest is recycled.
-        lastCommit.drain { buffer in
-            if buffer.kind == .branch, dirty[buffer.number] == nil, builtBranches.count < capacity {
-                builtBranches[buffer.number] = buffer
-            } else {
-                recycle(buffer)
+        // A page this commit wrote no longer holds what an older copy of it holds. (By number:
+        // the table's keys are one dense array, the buffers scattered objects that a commit of
+        // hundreds of pages has long pushed out of the cache.)
+        if !builtBranches.isEmpty {
+            dirty.forEachNumber { number in
+                if let stale = builtBranches.removeValue(forKey: number) { recycle(stale) }
             }
         }
+        // The previous commit's branch pages stay trusted (see `builtBranch`); the rest is
+        // recycled. Which of them are branches was noted when they were kept: asking each
+        // buffer's page here cost a cache miss per page, a tenth of a large commit's
+        // bookkeeping. (A buffer in the table is never written, so its kind is still the one noted.)
+        for number in lastCommitBranches where builtBranches.count < capacity && dirty[number] == nil {
+            if let branch = lastCommit.removeValue(forKey: number) { builtBranches[number] = branch }
+        }
+        lastCommitBranches.removeAll(keepingCapacity: true)
+        lastCommit.drainTaking { buffer in recycleTreePage(buffer) }
         guard dirty.count <= capacity else { return }
         // The emptied table's storage becomes the transaction's (emptied) table.
         swap(&lastCommit, &dirty)
@@ -52,6 +57,7 @@ extension Database.WriterSession {
                 passed.append(buffer)
                 return
             }
+            if kind == .branch { lastCommitBranches.append(buffer.number) }
         }
         for buffer in passed {
             lastCommit.removeValue(forKey: buffer.number)

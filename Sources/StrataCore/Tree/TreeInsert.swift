@@ -22,25 +22,57 @@ extension WriteTransaction {
         // A page the last commit wrote, or a branch page an earlier commit wrote, is copied from
         // the writer's own buffer: built in memory, it needs no validation (see
         // `LastCommitPages`). Anything else comes from the file.
-        let source: UnsafeRawPointer
-        var taken: PageBuffer?
-        defer { if let taken { session.recycle(taken) } }
+        let copy: PageBuffer
         if let built = session.lastCommitBuffer(number) {
-            source = UnsafeRawPointer(built.memory)
+            copy = session.pageBuffer(number: number)
+            copy.copyTreePage(from: built.memory, lower: built.lower, upper: built.upper)
             lastCommitCopies &+= 1
         } else if let built = session.builtBranch(number) {
-            source = UnsafeRawPointer(built.memory)
-            taken = built
+            copy = session.pageBuffer(number: number)
+            copy.copyTreePage(from: built.memory, lower: built.lower, upper: built.upper)
+            session.recycle(built)
             lastCommitCopies &+= 1
         } else {
-            let page = try access.page(number)
-            try page.validateHeap()
-            source = page.base
+            copy = try copyFromFile(number)
         }
-        let copy = session.pageBuffer(number: try allocate())
-        copy.copy(from: source, renumberAs: copy.number)
+        do {
+            copy.renumber(as: try allocate())
+        } catch {
+            session.recycle(copy)
+            throw error
+        }
         install(copy)
         freePages(number)
+        return copy
+    }
+
+    /// A copy of committed page `number` from the file, its heap validated on the copy.
+    ///
+    /// The header is checked in the mapping (`access.page`); then the used parts are copied
+    /// (`copyTreePage`: a sequential read of the cold page that the prefetcher streams), and the
+    /// heap check walks the copy in the cache instead of scattering reads over the mapping. It
+    /// checks what the transaction will use: a page changed in the file after its header was read
+    /// is caught by the copy's own header check or the heap check, not trusted half-copied.
+    private func copyFromFile(_ number: UInt64) throws -> PageBuffer {
+        let page = try access.page(number)
+        // Read once: the mapping may change under the copy (the file is never trusted).
+        let lower = page.lower
+        let upper = page.upper
+        guard lower <= upper, upper <= page.size else {
+            throw StrataError.corruptPage(page: number, reason: "slot array ends at \(lower), heap starts at \(upper)")
+        }
+        let copy = session.pageBuffer(number: number)
+        do {
+            copy.copyTreePage(from: page.base, lower: lower, upper: upper)
+            let copied = try copy.page()
+            guard copied.count == page.count, copied.upper == upper else {
+                throw StrataError.corruptPage(page: number, reason: "changed while it was copied")
+            }
+            try copied.validateHeap()
+        } catch {
+            session.recycle(copy)
+            throw error
+        }
         return copy
     }
 
