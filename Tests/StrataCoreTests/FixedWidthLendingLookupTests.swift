@@ -79,7 +79,7 @@ import Testing
             let tree = try tx.createTree("t")
             for n in 0..<100 as Range<UInt64> { try tx.put(Self.key(n), [UInt8(n)], in: tree) }
             let buffer = (0..<10 as Range<UInt64>).flatMap(Self.key)
-            try buffer.withUnsafeBytes { keys in
+            buffer.withUnsafeBytes { keys in
                 #expect(throws: StrataError.self) { try tx.withEachValue(ofKeysIn: keys, width: 7, in: tree) { _, _ in } }
                 #expect(throws: StrataError.self) { try tx.withEachValue(ofKeysIn: keys, width: 0, in: tree) { _, _ in } }
                 var calls = 0
