@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestFixtures
 import Testing
 @testable import StrataEntities
 
@@ -64,5 +65,51 @@ import Testing
         var calls = 0
         try wanted.visit(in: UnsafeRawBufferPointer(start: nil, count: 0)) { _, _, _ in calls += 1 }
         #expect(calls == 0)
+    }
+
+    /// Random sections of well-formed entries (keys of 1 to 20 characters sharing prefixes,
+    /// some with zero bytes, which are escaped) and random wanted lists: `visit` shows exactly the
+    /// first entry of each wanted key, with its stamp and body, as a plain walk that decodes every
+    /// key finds; `endOfName` ends each key where its encoding ends.
+    @Test func randomSectionsAgreeWithAWalkThatDecodesEveryKey() throws {
+        var random = SeededGenerator(seed: testSeed("WantedKeysTests.randomSections"))
+        let alphabet: [Character] = ["a", "b", "n", "\u{0}", "é", "1"]
+        func randomKey() -> String {
+            let length = Int.random(in: 1...20, using: &random)
+            return String((0..<length).map { _ in Bool.random(using: &random) ? "a" : alphabet.randomElement(using: &random)! })
+        }
+        let pool = (0..<12).map { _ in randomKey() } + ["name", "age", "score", "active", "tag", "a", "aaaaaaaa", "aaaaaaaaa"]
+        for _ in 0..<400 {
+            let keys = (0..<Int.random(in: 0...10, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            var entries: [UInt8] = []
+            var model: [(key: String, stamp: [UInt8], body: [UInt8]?)] = []
+            for key in keys {
+                let stamp = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+                let body: [UInt8]? = Bool.random(using: &random) ? (0..<Int.random(in: 0...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) } : nil
+                let encoded = EntityLayout.encodedName(key)
+                #expect(try encoded.withUnsafeBytes { try WantedKeys.endOfName($0, from: 0) } == encoded.count, "\(key)")
+                entries += encoded + stamp
+                if let body {
+                    entries += [RecordHeader.inlineMark] + withUnsafeBytes(of: UInt32(body.count).bigEndian) { Array($0) } + body
+                } else {
+                    entries += [RecordHeader.historyMark]
+                }
+                model.append((key, stamp, body))
+            }
+            let asked = (0..<Int.random(in: 1...6, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            let wanted = WantedKeys(asked)
+            var expected: [(Int, [UInt8], [UInt8]?)] = []
+            for entry in model {
+                guard let index = wanted.keys.firstIndex(of: entry.key), !expected.contains(where: { $0.0 == index }) else { continue }
+                expected.append((index, entry.stamp, entry.body))
+            }
+            var seen: [(Int, [UInt8], [UInt8]?)] = []
+            try entries.withUnsafeBytes { section in
+                try wanted.visit(in: section) { key, stamp, body in seen.append((key, Array(stamp), body.map { Array($0) })) }
+            }
+            #expect(seen.map(\.0) == expected.map(\.0), "keys \(keys), asked \(asked)")
+            #expect(seen.map(\.1) == expected.map(\.1))
+            #expect(seen.map(\.2) == expected.map(\.2))
+        }
     }
 }

@@ -41,12 +41,15 @@ struct Page {
     var isLeaf: Bool { kind == .leaf }
     var transactionID: UInt64 { base.loadUnaligned(fromByteOffset: PageLayout.transactionOffset, as: UInt64.self) }
     var upper: Int { Int(base.loadUnaligned(fromByteOffset: PageLayout.upperOffset, as: UInt16.self)) }
-    var lower: Int { PageLayout.headerSize + 2 * count }
+    /// Wrapping arithmetic here and in the node accessors: `count`, slot offsets and key lengths
+    /// are 16-bit and a node index is a position in a page, so nothing can overflow, and the overflow
+    /// checks were a fifth of a search's probe.
+    var lower: Int { PageLayout.headerSize &+ 2 &* count }
     /// Bytes used by nodes and their slots.
     var usedSpace: Int { size - upper + 2 * count }
 
     @inline(__always) func nodeOffset(_ index: Int) throws -> Int {
-        let offset = Int(base.loadUnaligned(fromByteOffset: PageLayout.headerSize + 2 * index, as: UInt16.self))
+        let offset = Int(base.loadUnaligned(fromByteOffset: PageLayout.headerSize &+ 2 &* index, as: UInt16.self))
         guard offset >= lower, offset < size else {
             throw StrataError.corruptPage(page: number, reason: "node \(index) offset \(offset) outside the heap")
         }
@@ -93,12 +96,12 @@ struct Page {
     @inline(__always)
     private func key(_ index: Int, kind: StaticString, headerSize: Int, keyLengthOffset: Int) throws -> UnsafeRawBufferPointer {
         let offset = try nodeOffset(index)
-        guard offset + headerSize <= size else {
+        guard offset &+ headerSize <= size else {
             throw StrataError.corruptPage(page: number, reason: "\(kind) node \(index) header crosses the page end")
         }
-        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset + keyLengthOffset, as: UInt16.self))
-        let keyStart = offset + headerSize
-        guard keyStart + keyLength <= size else {
+        let keyLength = Int(base.loadUnaligned(fromByteOffset: offset &+ keyLengthOffset, as: UInt16.self))
+        let keyStart = offset &+ headerSize
+        guard keyStart &+ keyLength <= size else {
             throw StrataError.corruptPage(page: number, reason: "\(kind) key \(index) crosses the page end")
         }
         return UnsafeRawBufferPointer(start: base + keyStart, count: keyLength)
@@ -346,12 +349,15 @@ extension Page {
 /// `wordComparedPrefix` bytes, then the rest of the common prefix with memcmp. Keys that share a
 /// first word are common (zero-padded numbers, typed keys that start with the same prefix or
 /// tag): a libc call per comparison was most of a branch search for them.
-@inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+///
+/// `equalWords`: how many leading eight-byte words the caller already found equal (both keys
+/// hold them), which are not compared again.
+@inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, equalWords: Int = 0) -> Int {
     let common = min(a.count, b.count)
     guard common > 0 else { return a.count - b.count }
     // Both buffers hold at least `common` bytes here, so the addresses exist.
     let x = a.baseAddress!, y = b.baseAddress!
-    var offset = 0
+    var offset = equalWords &<< 3
     let words = min(common, wordComparedPrefix) &>> 3
     while offset < words &<< 3 {
         let p = UInt64(bigEndian: x.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -392,11 +398,14 @@ struct SearchHead {
     /// `compareKeys(nodeKey, key)`, where `key` is the key this head was made of. Loads only
     /// within `nodeKey` (eight bytes when it has them).
     @inline(__always) func compare(_ nodeKey: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer) -> Int {
+        var equalWords = 0
         if isWord, nodeKey.count >= 8 {
             let stored = UInt64(bigEndian: nodeKey.baseAddress!.loadUnaligned(as: UInt64.self))
             if stored != word { return stored < word ? -1 : 1 }
+            equalWords = 1
         }
-        return compareKeys(nodeKey, key)
+        // One call site: a second one made this too large to inline into `search`.
+        return compareKeys(nodeKey, key, equalWords: equalWords)
     }
 }
 

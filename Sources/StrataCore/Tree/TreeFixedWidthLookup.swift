@@ -18,4 +18,26 @@ extension Transaction {
         try forEachValue(count: keys.count / width, key: { UnsafeRawBufferPointer(rebasing: keys[($0 * width)..<(($0 + 1) * width)]) },
                          in: tree, found)
     }
+
+    /// `forEachValue(ofKeysIn:width:in:_:)` lending each value in place (as `withValue(forKey:in:_:)`
+    /// does) instead of as a view: the buffer is valid during the call of `body` only (copy it
+    /// to keep it). Why: a view retains and releases the owner of its page, atomic operations a
+    /// bulk read of small values pays once per key. Same keys, order, answers, errors and rule
+    /// (`body` must not change the transaction) as the view form.
+    public func withEachValue(ofKeysIn keys: UnsafeRawBufferPointer, width: Int, in tree: Tree,
+                              _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        guard width > 0, keys.count % width == 0 else {
+            throw StrataError.misuse("withEachValue: \(keys.count) bytes of keys are not keys of \(width) bytes each")
+        }
+        let record = trees[try state(of: tree)].record
+        // Every modification and the end of the transaction bump the counter (see `PageAccess`).
+        let stamp = access.modificationCount
+        try access.lookupEachNode(in: record, count: keys.count / width,
+                                  key: { UnsafeRawBufferPointer(rebasing: keys[($0 * width)..<(($0 + 1) * width)]) }) { position, node, _ in
+            if let node { try access.withValue(of: node) { try body(position, $0) } } else { try body(position, nil) }
+            guard access.modificationCount == stamp else {
+                throw StrataError.misuse("the transaction was changed or ended inside withEachValue; collect the values first, then modify")
+            }
+        }
+    }
 }

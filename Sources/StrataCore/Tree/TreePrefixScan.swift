@@ -41,9 +41,21 @@ extension Transaction {
         }
     }
 
-    /// Whether `key` starts with `prefix`.
+    /// Whether `key` starts with `prefix`. A prefix of eight bytes or more is compared a word at
+    /// a time, the last word overlapping the one before it (cheaper than a call of `memcmp` per
+    /// entry of a short range).
     @inline(__always)
     static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: UnsafeRawBufferPointer) -> Bool {
-        key.count >= prefix.count && (prefix.count == 0 || memcmp(key.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
+        let count = prefix.count
+        guard key.count >= count else { return false }
+        guard count >= 8 else { return count == 0 || memcmp(key.baseAddress!, prefix.baseAddress!, count) == 0 }
+        let x = key.baseAddress!, y = prefix.baseAddress!
+        var offset = 0
+        while offset &+ 8 <= count {
+            guard x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            offset &+= 8
+        }
+        return offset == count
+            || x.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) == y.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
     }
 }

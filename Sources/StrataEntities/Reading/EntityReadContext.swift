@@ -158,19 +158,21 @@ public class EntityReadContext {
     /// `results`' keys, or nil when it is deleted. Only the asked-for entries are decoded (the
     /// walk stops once it met them all), into a copy of `results`' template (see
     /// `ResultProperties`), without hashing their keys.
-    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, into results: inout ResultProperties) throws -> EntityRecord? {
+    /// `keys` walks `results.keys` (lent once for the whole read).
+    func record(of id: EntityID, header raw: UnsafeRawBufferPointer, keys: WantedKeys.Walker,
+                into results: inout ResultProperties) throws -> EntityRecord? {
         let (header, entriesStart) = try RecordHeader.decodeFields(raw, typeName: typeName)
         // A deleted entity's header has no current entries.
         guard !header.isDeleted else { return nil }
         results.begin()
-        try results.keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
+        try keys.visit(in: UnsafeRawBufferPointer(rebasing: raw[entriesStart...])) { key, stamp, body in
             let datestamp = try EntityFixedWidth.orderedDate(stamp, at: 0)
             let entry: PropertyEntry
             if let body {
                 entry = try PropertyEntry.decodeBody(body, datestamp: datestamp)
             } else {
                 let sequence = UInt64(bigEndian: stamp.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                entry = try historyEntry(id: id, name: Array(results.keys.encoding(key)), datestamp: datestamp, sequence: sequence)
+                entry = try historyEntry(id: id, name: Array(keys.encoding(key)), datestamp: datestamp, sequence: sequence)
             }
             // A pattern, not `!= nil`: the comparison copied the value out and destroyed the copy.
             if case .some = entry.value { results.set(entry, forKey: key) }
@@ -279,19 +281,21 @@ public class EntityReadContext {
         // so the leaves' cache misses overlap. Each record is built as its header is found,
         // while the header's leaf is in the cache.
         let headerKeys = EntityLayout.headerKeys(count: found.count) { found[$0].id }
-        var results = names.map { ResultProperties($0) }
+        // Lent in place, not as views: a view retains and releases its page's owner.
         try headerKeys.withUnsafeBytes { headerKeys in
-            try transaction.forEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, stored in
-                let (position, id) = found[index]
-                let record: EntityRecord?
-                if let stored {
-                    record = try stored.withUnsafeBytes { raw in
-                        if results != nil { try self.record(of: id, header: raw, into: &results!) } else { try self.record(of: id, header: raw) }
+            if let names {
+                var results = ResultProperties(names)
+                try names.withWalker { keys in
+                    try transaction.withEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, raw in
+                        guard let raw, let record = try self.record(of: found[index].id, header: raw, keys: keys, into: &results) else { return }
+                        result[references[found[index].position]] = record
                     }
-                } else {
-                    record = nil
                 }
-                if let record { result[references[position]] = record }
+            } else {
+                try transaction.withEachValue(ofKeysIn: headerKeys, width: EntityLayout.headerKeyWidth, in: entries) { index, raw in
+                    guard let raw, let record = try self.record(of: found[index].id, header: raw) else { return }
+                    result[references[found[index].position]] = record
+                }
             }
         }
         return result

@@ -19,6 +19,11 @@ struct WantedKeys {
     private let encodings: [UInt8]
     /// Where each key's encoding ends in `encodings`.
     private let ends: [Int]
+    /// The first eight bytes of each key's encoding (all of it when shorter, zeros after it) as
+    /// a little-endian word, and the mask of the bytes it holds: an entry whose next eight bytes
+    /// agree with a key's word under its mask starts with that key's first eight bytes (the
+    /// whole encoding when it is no longer), found by one load and one compare instead of a call.
+    private let heads: [(word: UInt64, mask: UInt64)]
 
     init(_ requested: [String]) {
         var keys: [String] = []
@@ -34,6 +39,15 @@ struct WantedKeys {
         self.keys = keys
         self.encodings = encodings
         self.ends = ends
+        heads = ends.indices.map { index in
+            let start = index == 0 ? 0 : ends[index - 1]
+            var word: UInt64 = 0, mask: UInt64 = 0
+            for byte in 0..<min(8, ends[index] - start) {
+                word |= UInt64(encodings[start + byte]) << (8 * UInt64(byte))
+                mask |= 0xFF << (8 * UInt64(byte))
+            }
+            return (word, mask)
+        }
     }
 
     var count: Int { keys.count }
@@ -57,46 +71,81 @@ struct WantedKeys {
     /// - Throws: `EntityError.corrupt` for a malformed section.
     func visit(in entries: UnsafeRawBufferPointer,
                _ found: (_ key: Int, _ stamp: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer?) throws -> Void) throws {
-        guard !keys.isEmpty, entries.baseAddress != nil else { return }
+        try withWalker { try $0.visit(in: entries, found) }
+    }
+
+    /// Calls `body` with a `Walker` over these keys, valid during the call only: a read lends
+    /// the buffers once for all its records (each `visit` lent and retained all of them).
+    func withWalker<Result>(_ body: (Walker) throws -> Result) rethrows -> Result {
         try encodings.withUnsafeBytes { wanted in
             try ends.withUnsafeBufferPointer { ends in
-                var remaining = ends.count
-                // Bit i set: key i was met and is not compared again; keys beyond the 64th are
-                // tracked in `metBeyond` (on the stack; empty for most reads: an empty array here
-                // was made unique, a heap allocation, on every walk). A key is counted once even
-                // if a damaged header repeats it, so no wanted key is skipped.
-                var met: UInt64 = 0
-                try withUnsafeTemporaryAllocation(of: Bool.self, capacity: max(0, ends.count - 64)) { metBeyond in
-                    metBeyond.initialize(repeating: false)
-                    var offset = 0
-                    let total = entries.count
-                    let base = entries.baseAddress!
-                    while offset < total {
-                        // Which wanted key, if any, this entry's key is.
-                        var matched = -1
-                        var start = 0
-                        for index in 0..<ends.count {
-                            let end = ends[index]
-                            defer { start = end }
-                            if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
-                            let length = end - start
-                            // The first bytes first: most entries differ from most wanted keys there,
-                            // and that comparison is cheaper than a call of `memcmp`.
-                            if length <= total - offset, base.load(fromByteOffset: offset, as: UInt8.self) == wanted[start],
-                               memcmp(base + offset, wanted.baseAddress! + start, length) == 0 {
-                                matched = index
-                                offset += length
-                                break
-                            }
+                try heads.withUnsafeBufferPointer { heads in try body(Walker(wanted: wanted, ends: ends, heads: heads)) }
+            }
+        }
+    }
+
+    /// The walk of `visit` over buffers lent by `withWalker`.
+    struct Walker {
+        let wanted: UnsafeRawBufferPointer
+        let ends: UnsafeBufferPointer<Int>
+        let heads: UnsafeBufferPointer<(word: UInt64, mask: UInt64)>
+
+        /// The encoding of key number `index`.
+        func encoding(_ index: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: wanted[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+        }
+
+        /// `WantedKeys.visit`.
+        func visit(in entries: UnsafeRawBufferPointer,
+                   _ found: (_ key: Int, _ stamp: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer?) throws -> Void) throws {
+            guard !ends.isEmpty, entries.baseAddress != nil else { return }
+            var remaining = ends.count
+            // Bit i set: key i was met and is not compared again; keys beyond the 64th are
+            // tracked in `metBeyond` (on the stack; empty for most reads: an empty array here
+            // was made unique, a heap allocation, on every walk). A key is counted once even
+            // if a damaged header repeats it, so no wanted key is skipped.
+            var met: UInt64 = 0
+            try withUnsafeTemporaryAllocation(of: Bool.self, capacity: max(0, ends.count - 64)) { metBeyond in
+                metBeyond.initialize(repeating: false)
+                var offset = 0
+                let total = entries.count
+                let base = entries.baseAddress!
+                while offset < total {
+                    // Which wanted key, if any, this entry's key is.
+                    var matched = -1
+                    var start = 0
+                    // An entry is always followed by at least 17 bytes (stamp and mark), so
+                    // this holds for every entry of a well-formed section.
+                    let wordFits = total - offset >= 8
+                    let word = wordFits ? UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) : 0
+                    for index in 0..<ends.count {
+                        let end = ends[index]
+                        defer { start = end }
+                        if index < 64 ? met & (1 << UInt64(index)) != 0 : metBeyond[index - 64] { continue }
+                        let length = end - start
+                        let equal: Bool
+                        if wordFits {
+                            // The first eight bytes by one compare (the whole key when no
+                            // longer), then the rest, if any, with `memcmp`.
+                            let head = heads[index]
+                            equal = word & head.mask == head.word
+                                && (length <= 8 || (length <= total - offset && memcmp(base + offset + 8, wanted.baseAddress! + start + 8, length - 8) == 0))
+                        } else {
+                            equal = length <= total - offset && memcmp(base + offset, wanted.baseAddress! + start, length) == 0
                         }
-                        if matched < 0 { offset = try Self.endOfName(entries, from: offset) }
-                        let (stamp, body) = try Self.entryRest(entries, at: &offset)
-                        guard matched >= 0 else { continue }
-                        try found(matched, stamp, body)
-                        if matched < 64 { met |= 1 << UInt64(matched) } else { metBeyond[matched - 64] = true }
-                        remaining -= 1
-                        if remaining == 0 { return }
+                        if equal {
+                            matched = index
+                            offset += length
+                            break
+                        }
                     }
+                    if matched < 0 { offset = try WantedKeys.endOfName(entries, from: offset) }
+                    let (stamp, body) = try WantedKeys.entryRest(entries, at: &offset)
+                    guard matched >= 0 else { continue }
+                    try found(matched, stamp, body)
+                    if matched < 64 { met |= 1 << UInt64(matched) } else { metBeyond[matched - 64] = true }
+                    remaining -= 1
+                    if remaining == 0 { return }
                 }
             }
         }
@@ -150,6 +199,23 @@ struct WantedKeys {
     static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int, reading: StaticString = "property key") throws -> Int {
         var index = start
         let total = bytes.count
+        // Eight bytes at a time while they are there: the lowest byte the zero-byte test flags
+        // is the first zero byte (a false flag can only sit above a true one).
+        while total - index >= 8 {
+            let word = UInt64(littleEndian: bytes.baseAddress!.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            if zeros == 0 {
+                index += 8
+                continue
+            }
+            let zero = index + zeros.trailingZeroBitCount >> 3
+            guard zero + 1 < total else { break }
+            switch bytes[zero + 1] {
+            case 0x00: return zero + 2
+            case 0xFF: index = zero + 2
+            case let next: throw EntityError.corrupt(reason: "\(reading) with 0x00 followed by \(next)")
+            }
+        }
         while index + 1 < total {
             if bytes[index] != 0 {
                 index += 1
