@@ -121,7 +121,9 @@ public final class Database: Sendable {
             guard let buffer = spareBuffers.popLast() else {
                 // Zeroed once: a copy-on-write copy leaves a page's free gap as the buffer held
                 // it (`PageBuffer.copyTreePage`), and that gap is written to the file. So a gap
-                // holds zeros or bytes of this store's own pages, never other memory of the process.
+                // holds zeros or bytes of this store's own pages (possibly of aborted transactions
+                // or deleted entries: a raw copy of the file holds them), never other
+                // memory of the process.
                 let fresh = PageBuffer(pageSize: committed.pageSize, number: number)
                 memset(fresh.memory, 0, fresh.byteCount)
                 return fresh

@@ -79,7 +79,8 @@ final class PageBuffer {
         store16(pageSize, PageLayout.upperOffset)
     }
 
-    /// Copies a committed page into this buffer and renames it (the copy-on-write step).
+    /// Copies a whole page into this buffer and renames it (a split's scratch copy, a nested
+    /// transaction's copy of a dirty page; pages from the file go through `copyTreePage`).
     func copy(from source: UnsafeRawPointer, renumberAs newNumber: UInt64) {
         memcpy(memory, source, pageSize)
         number = newNumber

@@ -135,6 +135,15 @@ extension WriteTransaction {
             if left.number != leftNumber { parent.setChild(at: leftIndex, to: left.number) }
             let right = try touch(rightNumber)
             if right.number != rightNumber { parent.setChild(at: rightIndex, to: right.number) }
+            // The decision above read the pages through `access`; the copies `touch` made are
+            // what gets edited, and for a page the last commit wrote they come from the writer's
+            // own buffers, not the file. A process writing the file behind the store's back can
+            // make the two disagree (a header claiming a nearly empty page), and merging into a
+            // copy without room would overrun it: decide again on the copies.
+            guard left.kind == current.kind, right.kind == current.kind,
+                  right.usedSpace + (isLeaf ? 0 : separator.count) <= pageSize - left.usedSpace - PageLayout.headerSize else {
+                throw StrataError.corruptPage(page: leftNumber, reason: "a sibling changed in the file while the writer merged it")
+            }
             let source = try right.page()
             for position in 0..<source.count {
                 if isLeaf {

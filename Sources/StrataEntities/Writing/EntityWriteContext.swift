@@ -955,8 +955,8 @@ public final class EntityWriteContext: EntityReadContext {
     /// - Throws: `EntityError.invalidDatestamp` when `date` is NaN (nothing is dropped).
     @discardableResult
     public func compactHistory(before date: Date) throws -> Int {
-        try EntityError.checkDatestamp(date, "the compaction date")
-        return try operation {
+        try operation {
+            try EntityError.checkDatestamp(date, "the compaction date")
             guard let history = try tree(EntityLayout.entries) else { return 0 }
             var dropped: [[UInt8]] = []
             var group: [UInt8] = []
