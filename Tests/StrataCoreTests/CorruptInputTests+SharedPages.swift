@@ -12,36 +12,16 @@ extension CorruptInputTests {
     /// Returns the directory and the key of the root's second slot (it routes to the forged child).
     func storeWithALeafReferencedTwice() throws -> (TemporaryDirectory, [UInt8]) {
         let dir = TemporaryDirectory()
-        let (root, pageSize, pageChecksum) = try { () throws -> (UInt64, Int, PageChecksum) in
+        let (root, pages) = try { () throws -> (UInt64, ForgeablePages) in
             let db0 = try Database(path: dir.path)
             defer { db0.close() }
-            try db0.write { tx in
-                let t = try tx.createTree("t")
-                for i in 0..<600 { try tx.put(String(format: "key %05d", i), "value \(i)", in: t) }
-            }
-            // A later commit elsewhere, so the root forged below is not a page the newest commit
-            // wrote (opening would find that commit's pages altered and open at the one before).
-            try db0.write { tx in try tx.put("later", "commit", in: try tx.createTree("c")) }
-            return try db0.read { tx in
-                let record = try tx.record(of: try tx.tree("t"))
-                try #require(record.depth == 2)
-                return (record.root, tx.database.pageSize, tx.database.pageChecksum)
-            }
+            return try commitDepthTwoTree(db0)
         }()
-        let data = dir.path + "/data"
-        var page = try read(data, at: root * UInt64(pageSize), count: pageSize)
-        func slot(_ index: Int) -> Int {
-            Int(page[PageLayout.headerSize + 2 * index..<PageLayout.headerSize + 2 * index + 2].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) })
-        }
-        // A branch node: u64 child, u16 key length, key.
-        let first = slot(0), second = slot(1)
-        let keyLength = Int(page[second + 8..<second + 10].withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) })
-        let routedKey = Array(page[second + 10..<second + 10 + keyLength])
-        page.replaceSubrange(second..<second + 8, with: page[first..<first + 8])
-        let checksum = page.withUnsafeBytes { pageChecksum.of($0.baseAddress!, byteCount: pageSize) }
-        withUnsafeBytes(of: checksum) { page.replaceSubrange(PageLayout.checksumOffset..<PageLayout.checksumOffset + 8, with: $0) }
-        try patch(data, at: root * UInt64(pageSize), page)
-        return (dir, routedKey)
+        var page = try pages.read(root)
+        let first = ForgeablePages.branchNode(0, of: page), second = ForgeablePages.branchNode(1, of: page)
+        page.replaceSubrange(second.offset..<second.offset + 8, with: page[first.offset..<first.offset + 8])
+        try pages.write(page, at: root)
+        return (dir, second.key)
     }
 
     static func isCorruptPage(_ error: any Error) -> Bool {
