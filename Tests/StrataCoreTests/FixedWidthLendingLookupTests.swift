@@ -7,7 +7,8 @@ import Testing
 /// the view form `forEachValue(ofKeysIn:width:in:_:)` and like one `get` per key: same positions
 /// in the same order, same bytes, across group boundaries, for keys present and absent, inline
 /// and overflow values, in a deep tree, inside a write transaction (dirty pages); a bad width is
-/// misuse, and changing the transaction inside the body stops it.
+/// misuse, changing the transaction inside the body stops it, and an ended transaction is
+/// `closed`.
 @Suite struct FixedWidthLendingLookupTests {
     /// Keys of `width` bytes: a random 16-byte prefix from a small pool (so keys share leaves and
     /// words) and a 2-byte suffix, like entity header keys.
@@ -92,5 +93,17 @@ import Testing
                 #expect(calls == 1)
             }
         }
+        // A transaction kept past its end: `closed`, and the body never runs.
+        var kept: Transaction?
+        let tree = try db.read { tx in kept = tx; return try tx.tree("t") }
+        let ended = try #require(kept)
+        let buffer = (0..<10 as Range<UInt64>).flatMap(Self.key)
+        var calls = 0
+        _ = buffer.withUnsafeBytes { keys in
+            #expect(throws: StrataError.closed(what: "transaction")) {
+                try ended.withEachValue(ofKeysIn: keys, width: Self.width, in: tree) { _, _ in calls += 1 }
+            }
+        }
+        #expect(calls == 0)
     }
 }

@@ -357,6 +357,8 @@ extension Page {
     guard common > 0 else { return a.count - b.count }
     // Both buffers hold at least `common` bytes here, so the addresses exist.
     let x = a.baseAddress!, y = b.baseAddress!
+    // Words the caller vouches for must lie in both keys (they are skipped, not read).
+    assert(equalWords >= 0 && equalWords &<< 3 <= common, "compareKeys: more equal words than the keys hold")
     var offset = equalWords &<< 3
     let words = min(common, wordComparedPrefix) &>> 3
     while offset < words &<< 3 {
