@@ -30,8 +30,10 @@ import Testing
     }
 
     /// A section cut at every length, with inline and history entries: the walk and the one-key
-    /// lookup either finish or throw `EntityError`, and never read past the cut.
+    /// lookup either finish or throw `EntityError`, and never read past the cut (the cut section
+    /// ends at a `PROT_NONE` page: the walk's 8-byte loads would fault past it).
     @Test func sectionsCutAtEveryLengthGetTypedErrorsOrFinish() throws {
+        let guarded = GuardedPageEnd()
         var entries = historyEntry("alpha")
         entries += EntityLayout.encodedName("beta") + [UInt8](repeating: 7, count: 16) + [RecordHeader.inlineMark, 0, 0, 0, 3, 1, 2, 3]
         entries += historyEntry("gamma")
@@ -39,22 +41,19 @@ import Testing
         let name = EntityLayout.encodedName("gamma")
         for length in 0...entries.count {
             let cut = Array(entries.prefix(length))
-            // Copied into a buffer of exactly `length` bytes, so a read past the cut is outside it.
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(length, 1), alignment: 1)
-            defer { buffer.deallocate() }
-            buffer.copyBytes(from: cut)
-            let section = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<length])
-            do {
-                var seen: [Int] = []
-                try wanted.visit(in: section) { key, _, _ in seen.append(key) }
-                if length == entries.count { #expect(seen.sorted() == [0, 1]) }
-            } catch is EntityError {
-                #expect(length < entries.count)
-            }
-            do {
-                _ = try name.withUnsafeBytes { try WantedKeys.entry(named: $0, in: section) }
-            } catch is EntityError {
-                #expect(length < entries.count)
+            try guarded.withBytesEndingAtGuard(cut) { section in
+                do {
+                    var seen: [Int] = []
+                    try wanted.visit(in: section) { key, _, _ in seen.append(key) }
+                    if length == entries.count { #expect(seen.sorted() == [0, 1]) }
+                } catch is EntityError {
+                    #expect(length < entries.count)
+                }
+                do {
+                    _ = try name.withUnsafeBytes { try WantedKeys.entry(named: $0, in: section) }
+                } catch is EntityError {
+                    #expect(length < entries.count)
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Strata
+import StrataTestFixtures
 import Testing
 
 // The envelope prefix, a stored key header and a keyed field are compared by word loads
