@@ -62,12 +62,7 @@ import Testing
         for (created, modified, datestamp) in [("\"nan\"", "0", "0"), ("0", "\"nan\"", "0"), ("0", "0", "\"nan\"")] {
             let store = try EntityStore<ReadWrite>.inMemory()
             let doc = #"{"format":"strata-entities","version":1,"mode":"full","entities":[{"id":"\#(UUID())","type":"t","created":\#(created),"modified":\#(modified),"properties":{"p":[{"value":{"double":"nan"},"datestamp":\#(datestamp)}]}}]}"#
-            await #expect {
-                try await store.importJSON(Data(doc.utf8))
-            } throws: { error in
-                if case EntityError.invalidInterchange = error { return true }
-                return false
-            }
+            await expectInvalidInterchange(store, Data(doc.utf8))
             #expect(try await store.entities(ofType: "t").isEmpty)
         }
     }

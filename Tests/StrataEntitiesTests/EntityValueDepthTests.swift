@@ -101,12 +101,7 @@ import Testing
         var value = #"{"int":1}"#
         for _ in 0...EntityValueCoding.maximumDepth { value = #"{"array":[\#(value)]}"# }
         let doc = #"{"format":"strata-entities","version":1,"mode":"compact","entities":[{"id":"\#(UUID())","type":"t","created":0,"modified":0,"values":{"p":\#(value)}}]}"#
-        await #expect {
-            try await store.importJSON(Data(doc.utf8))
-        } throws: { error in
-            if case EntityError.invalidInterchange = error { return true }
-            return false
-        }
+        await expectInvalidInterchange(store, Data(doc.utf8))
         #expect(try await store.entities(ofType: "t").isEmpty)
     }
 }
